@@ -1,0 +1,39 @@
+# aqmlab: two commands do everything on a fresh machine.
+#   make demo   set up, run the default scenario, write its results and plots
+#   make test   set up, run the Rust and Python test suites
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.deps-stamp
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: setup build demo test test-rust test-python bench clean
+
+setup: build
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q maturin
+	$(PY) -m pip install -q $$($(PY) -c "import tomllib;d=tomllib.load(open('pyproject.toml','rb'))['project'];print(' '.join(repr(x) for x in d['dependencies']+d['optional-dependencies']['test']))" | tr -d "'")
+	touch $(STAMP)
+
+build: $(STAMP)
+	cd $(CURDIR) && maturin develop --release -q
+
+demo: setup
+	aqmlab run scenarios/dumbbell.toml --out results/dumbbell --plot
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --workspace --release -q
+
+test-python:
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) target results

@@ -1,0 +1,107 @@
+//! Queue disciplines for aqmlab.
+//!
+//! One trait, [`QueueDiscipline`], serves every discipline, from DropTail to
+//! QSDRR, SFED and ChIPS. It knows nothing of the simulator, sockets or Python:
+//! the simulator's packet and the emulator's real packet both implement the
+//! small [`Packet`] trait, and a discipline sees only that.
+//!
+//! The contract (DESIGN.md, "The queue-discipline core"):
+//! - `enqueue` takes the arriving packet at time `now`. It may drop the arrival
+//!   or packets already queued (push-out, as QSDRR and LQD do); every drop goes
+//!   into the [`Verdicts`] sink with its [`DropReason`].
+//! - `dequeue` hands out the next packet at `now`, and may also drop (CoDel
+//!   and PIE drop at the head). It may return `None` while backlogged if the
+//!   discipline is not work-conserving; it then says when to ask again through
+//!   [`QueueDiscipline::next_wakeup`].
+//! - Disciplines that act on a clock (DSDRR's period, Bloom-filter rebalancing,
+//!   SFB's rehash) report the next instant they need with `next_wakeup` and
+//!   are driven by `wakeup`.
+//! - ECN marking sets CE on the packet through [`Packet::mark_ce`] and is
+//!   counted with [`Verdicts::mark`].
+//!
+//! Accounting is done once, for every discipline, by [`Qdisc`], which wraps a
+//! discipline and keeps [`QdiscStats`]: arrivals = departures + drops + backlog
+//! holds at every instant, and the bytes written into the buffer and dropped
+//! later (seed 000, chapter 6) are counted apart from arrivals refused at the
+//! door.
+
+mod droptail;
+mod packet;
+mod qdisc;
+pub mod rng;
+mod spec;
+mod stats;
+mod verdicts;
+
+pub use droptail::DropTail;
+pub use packet::{Ecn, Packet, TrafficClass};
+pub use qdisc::{ConservationError, Qdisc};
+pub use spec::QdiscSpec;
+pub use stats::{DropReason, QdiscStats};
+pub use verdicts::{Dropped, Verdicts};
+
+/// Time in integer nanoseconds since the start of the run.
+pub type Time = u64;
+
+/// How much a queue holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// A buffer limit, counted in packets or in bytes (Linux `pfifo` / `bfifo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl Limit {
+    /// Whether a queue holding `backlog` can also take a packet of `size` bytes.
+    #[inline]
+    pub fn admits(&self, backlog: Backlog, size: u32) -> bool {
+        match *self {
+            Limit::Packets(max) => backlog.packets < max,
+            Limit::Bytes(max) => backlog.bytes + size as u64 <= max,
+        }
+    }
+
+    /// Whether `backlog` is above the limit (used by push-out disciplines).
+    #[inline]
+    pub fn exceeded_by(&self, backlog: Backlog) -> bool {
+        match *self {
+            Limit::Packets(max) => backlog.packets > max,
+            Limit::Bytes(max) => backlog.bytes > max,
+        }
+    }
+}
+
+/// A queue discipline: what a router does with the packets waiting for one
+/// outgoing link.
+pub trait QueueDiscipline<P: Packet> {
+    /// Short name, as used in scenario files (`"droptail"`, `"qsdrr"`).
+    fn name(&self) -> &'static str;
+
+    /// Offer an arriving packet at time `now`. The arrival and any queued
+    /// packets the discipline discards are reported in `verdicts`.
+    fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>);
+
+    /// Take the next packet to transmit at time `now`, if any. Packets the
+    /// discipline discards on the way (head drop) are reported in `verdicts`.
+    fn dequeue(&mut self, now: Time, verdicts: &mut Verdicts<P>) -> Option<P>;
+
+    /// What the discipline holds now.
+    fn backlog(&self) -> Backlog;
+
+    /// The next instant at which the discipline needs `wakeup`, or at which a
+    /// non-work-conserving discipline will release a packet.
+    fn next_wakeup(&self) -> Option<Time> {
+        None
+    }
+
+    /// Run the discipline's timer work due at `now` (periodic rebalancing,
+    /// rehashing). Drops it makes are reported in `verdicts`.
+    fn wakeup(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) {}
+}

@@ -1,0 +1,128 @@
+use crate::verdicts::Checkpoint;
+use crate::{Backlog, DropReason, Packet, QdiscStats, QueueDiscipline, Time, Verdicts};
+
+/// A queue discipline with its accounting.
+///
+/// Every discipline is wrapped in one: the counting of arrivals, departures,
+/// drops by reason, marks and peak backlog is written here once instead of in
+/// each discipline. The caller drains `verdicts` after each call; `Qdisc` has
+/// already counted what they hold.
+pub struct Qdisc<P: Packet> {
+    discipline: Box<dyn QueueDiscipline<P> + Send>,
+    stats: QdiscStats,
+}
+
+/// The accounting identity failed: a discipline lost or invented packets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConservationError {
+    pub discipline: &'static str,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub drops: u64,
+    pub backlog: u64,
+}
+
+impl std::fmt::Display for ConservationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: arrivals {} != departures {} + drops {} + backlog {}",
+            self.discipline, self.arrivals, self.departures, self.drops, self.backlog
+        )
+    }
+}
+
+impl<P: Packet> Qdisc<P> {
+    pub fn new(discipline: Box<dyn QueueDiscipline<P> + Send>) -> Self {
+        Self { discipline, stats: QdiscStats::default() }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.discipline.name()
+    }
+
+    #[inline]
+    pub fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += packet.size() as u64;
+        let mark = verdicts.checkpoint();
+        self.discipline.enqueue(packet, now, verdicts);
+        self.account(verdicts, mark);
+        let b = self.discipline.backlog();
+        self.stats.peak_packets = self.stats.peak_packets.max(b.packets);
+        self.stats.peak_bytes = self.stats.peak_bytes.max(b.bytes);
+    }
+
+    #[inline]
+    pub fn dequeue(&mut self, now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
+        let mark = verdicts.checkpoint();
+        let packet = self.discipline.dequeue(now, verdicts);
+        if let Some(p) = &packet {
+            self.stats.departures += 1;
+            self.stats.departure_bytes += p.size() as u64;
+        }
+        self.account(verdicts, mark);
+        packet
+    }
+
+    pub fn next_wakeup(&self) -> Option<Time> {
+        self.discipline.next_wakeup()
+    }
+
+    pub fn wakeup(&mut self, now: Time, verdicts: &mut Verdicts<P>) {
+        let mark = verdicts.checkpoint();
+        self.discipline.wakeup(now, verdicts);
+        self.account(verdicts, mark);
+    }
+
+    #[inline]
+    pub fn backlog(&self) -> Backlog {
+        self.discipline.backlog()
+    }
+
+    pub fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+
+    /// Check arrivals = departures + drops + backlog.
+    pub fn check_conservation(&self) -> Result<(), ConservationError> {
+        let s = &self.stats;
+        let backlog = self.backlog().packets;
+        if s.arrivals == s.departures + s.total_drops() + backlog {
+            Ok(())
+        } else {
+            Err(ConservationError {
+                discipline: self.name(),
+                arrivals: s.arrivals,
+                departures: s.departures,
+                drops: s.total_drops(),
+                backlog,
+            })
+        }
+    }
+
+    /// Count what the discipline reported since `since`. The verdicts stay
+    /// in the sink for the caller to drain.
+    #[inline]
+    fn account(&mut self, verdicts: &Verdicts<P>, since: Checkpoint) {
+        for d in &verdicts.dropped()[since.dropped..] {
+            let r = d.reason.index();
+            let bytes = d.packet.size() as u64;
+            self.stats.drops[r] += 1;
+            self.stats.drop_bytes[r] += bytes;
+            if d.buffered {
+                self.stats.buffered_drops += 1;
+                self.stats.buffered_drop_bytes += bytes;
+            }
+        }
+        self.stats.marks += verdicts.marked() - since.marked;
+        self.stats.mark_bytes += verdicts.marked_bytes() - since.marked_bytes;
+    }
+}
+
+impl DropReason {
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
