@@ -25,14 +25,18 @@
 //! later (seed 000, chapter 6) are counted apart from arrivals refused at the
 //! door.
 
+pub mod blocks;
 mod droptail;
 mod packet;
 mod qdisc;
 pub mod rng;
 mod spec;
 mod stats;
+#[doc(hidden)]
+pub mod testkit;
 mod verdicts;
 
+pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
 pub use droptail::DropTail;
 pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};

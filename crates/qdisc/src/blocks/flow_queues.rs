@@ -1,0 +1,94 @@
+//! A set of FIFO queues, indexed by number, each with its packet and byte
+//! count, and the totals. The storage of every multi-queue discipline.
+
+use std::collections::VecDeque;
+
+use crate::{Backlog, Packet};
+
+#[derive(Debug)]
+pub struct FlowQueues<P> {
+    queues: Vec<VecDeque<P>>,
+    bytes: Vec<u64>,
+    total: Backlog,
+}
+
+impl<P: Packet> FlowQueues<P> {
+    pub fn new(count: usize) -> Self {
+        Self {
+            queues: (0..count).map(|_| VecDeque::new()).collect(),
+            bytes: vec![0; count],
+            total: Backlog::default(),
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.queues.len()
+    }
+
+    #[inline]
+    pub fn total(&self) -> Backlog {
+        self.total
+    }
+
+    #[inline]
+    pub fn len(&self, q: usize) -> usize {
+        self.queues[q].len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self, q: usize) -> bool {
+        self.queues[q].is_empty()
+    }
+
+    #[inline]
+    pub fn bytes(&self, q: usize) -> u64 {
+        self.bytes[q]
+    }
+
+    #[inline]
+    pub fn head(&self, q: usize) -> Option<&P> {
+        self.queues[q].front()
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, q: usize, packet: P) {
+        let size = packet.size() as u64;
+        self.bytes[q] += size;
+        self.total.bytes += size;
+        self.total.packets += 1;
+        self.queues[q].push_back(packet);
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, q: usize) -> Option<P> {
+        let packet = self.queues[q].pop_front()?;
+        self.took(q, &packet);
+        Some(packet)
+    }
+
+    #[inline]
+    pub fn pop_back(&mut self, q: usize) -> Option<P> {
+        let packet = self.queues[q].pop_back()?;
+        self.took(q, &packet);
+        Some(packet)
+    }
+
+    /// Remove the packet at `index` of queue `q` (CHOKe's random victim).
+    pub fn remove(&mut self, q: usize, index: usize) -> Option<P> {
+        let packet = self.queues[q].remove(index)?;
+        self.took(q, &packet);
+        Some(packet)
+    }
+
+    pub fn get(&self, q: usize, index: usize) -> Option<&P> {
+        self.queues[q].get(index)
+    }
+
+    #[inline]
+    fn took(&mut self, q: usize, packet: &P) {
+        let size = packet.size() as u64;
+        self.bytes[q] -= size;
+        self.total.bytes -= size;
+        self.total.packets -= 1;
+    }
+}
