@@ -1,1 +1,64 @@
+//! aqmlab's packet-level discrete-event simulator.
+//!
+//! A resolved [`Scenario`] goes in; [`Results`] (summary, per-flow,
+//! per-queue and time-series tables) come out. See DESIGN.md, "The
+//! simulator", for the principles that make it fast: integer nanoseconds,
+//! packets as plain values, links as transmitter + FIFO pipe with only the
+//! pipe's head in the event list, arenas addressed by index, one lazily
+//! cancelled timer per TCP flow.
 
+pub mod check;
+pub mod events;
+pub mod metrics;
+pub mod network;
+pub mod packet;
+pub mod results;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+
+pub use aqmlab_qdisc::Time;
+pub use check::ScenarioError;
+pub use metrics::{Column, Scalar, Table};
+pub use results::Results;
+pub use scenario::Scenario;
+pub use sim::Simulation;
+
+/// Why a run did not produce results.
+#[derive(Debug)]
+pub enum RunError {
+    /// The scenario is invalid; the message names the field.
+    Invalid(ScenarioError),
+    /// The progress callback asked to stop.
+    Cancelled,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Invalid(e) => write!(f, "{e}"),
+            RunError::Cancelled => write!(f, "run cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Check and run a scenario. `progress` gets the simulated seconds done now
+/// and then; returning false cancels the run.
+pub fn run(scenario: Scenario, progress: impl FnMut(f64) -> bool) -> Result<Results, RunError> {
+    scenario.check().map_err(RunError::Invalid)?;
+    let started = std::time::Instant::now();
+    let mut sim = Simulation::new(scenario);
+    if !sim.run(progress) {
+        return Err(RunError::Cancelled);
+    }
+    Ok(Results::collect(&sim, started.elapsed().as_secs_f64()))
+}
+
+/// Parse a scenario from its JSON form and run it.
+pub fn run_json(json: &str, progress: impl FnMut(f64) -> bool) -> Result<Results, RunError> {
+    let scenario: Scenario = serde_json::from_str(json)
+        .map_err(|e| RunError::Invalid(ScenarioError::new("scenario", e.to_string())))?;
+    run(scenario, progress)
+}

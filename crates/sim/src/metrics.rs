@@ -1,0 +1,179 @@
+//! Result tables and the small accumulators behind them.
+
+use crate::Time;
+
+/// One column of a result table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+    Bool(Vec<bool>),
+    /// Nullable columns (missing values become nulls in Python).
+    OptF64(Vec<Option<f64>>),
+    OptU64(Vec<Option<u64>>),
+}
+
+/// A table as named columns of equal length (what polars is built from).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn push(&mut self, name: &str, column: Column) {
+        self.columns.push((name.to_string(), column));
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+
+    pub fn f64(&self, name: &str) -> &[f64] {
+        match self.get(name) {
+            Some(Column::F64(v)) => v,
+            _ => panic!("no f64 column {name}"),
+        }
+    }
+
+    pub fn u64(&self, name: &str) -> &[u64] {
+        match self.get(name) {
+            Some(Column::U64(v)) => v,
+            _ => panic!("no u64 column {name}"),
+        }
+    }
+}
+
+/// A summary value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scalar {
+    F64(f64),
+    U64(u64),
+    Str(String),
+    Bool(bool),
+}
+
+/// Queueing delays on a log scale: bin 0 is [0, 1 us); then eight bins per
+/// decade up to 100 s. Mean kept exactly.
+#[derive(Clone, Debug)]
+pub struct DelayHistogram {
+    pub counts: Vec<u64>,
+    pub sum_ns: u128,
+    pub samples: u64,
+}
+
+pub const BINS_PER_DECADE: usize = 8;
+const DECADES: usize = 8;
+
+impl Default for DelayHistogram {
+    fn default() -> Self {
+        Self { counts: vec![0; 1 + BINS_PER_DECADE * DECADES], sum_ns: 0, samples: 0 }
+    }
+}
+
+impl DelayHistogram {
+    #[inline]
+    pub fn record(&mut self, delay: Time) {
+        let bin = if delay < 1_000 {
+            0
+        } else {
+            let b = 1 + (BINS_PER_DECADE as f64 * (delay as f64 / 1_000.0).log10()) as usize;
+            b.min(self.counts.len() - 1)
+        };
+        self.counts[bin] += 1;
+        self.sum_ns += delay as u128;
+        self.samples += 1;
+    }
+
+    /// Bin `i` covers `[low, high)` seconds.
+    pub fn bounds(i: usize) -> (f64, f64) {
+        let edge = |k: usize| 1e-6 * 10f64.powf(k as f64 / BINS_PER_DECADE as f64);
+        if i == 0 {
+            (0.0, 1e-6)
+        } else {
+            (edge(i - 1), edge(i))
+        }
+    }
+
+    pub fn mean_s(&self) -> f64 {
+        if self.samples == 0 {
+            f64::NAN
+        } else {
+            self.sum_ns as f64 / self.samples as f64 * 1e-9
+        }
+    }
+
+    /// Upper edge of the bin holding quantile `q` (an upper bound).
+    pub fn quantile_s(&self, q: f64) -> f64 {
+        if self.samples == 0 {
+            return f64::NAN;
+        }
+        let target = (q * self.samples as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return Self::bounds(i).1;
+            }
+        }
+        Self::bounds(self.counts.len() - 1).1
+    }
+}
+
+/// Jain's fairness index (Jain, Chiu, Hawe 1984): (sum x)^2 / (n sum x^2).
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || sq == 0.0 {
+        f64::NAN
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+/// Long-format time series: (time, metric, entity, value) rows.
+#[derive(Default)]
+pub struct TimeSeries {
+    pub time_s: Vec<f64>,
+    pub metric: Vec<&'static str>,
+    pub entity: Vec<u32>,
+    pub value: Vec<f64>,
+}
+
+impl TimeSeries {
+    #[inline]
+    pub fn push(&mut self, time: Time, metric: &'static str, entity: u32, value: f64) {
+        self.time_s.push(time as f64 * 1e-9);
+        self.metric.push(metric);
+        self.entity.push(entity);
+        self.value.push(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_of_equal_shares_is_one_and_of_one_hog_is_one_over_n() {
+        assert!((jain_index(&[3.0, 3.0, 3.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn histogram_bins_and_quantiles() {
+        let mut h = DelayHistogram::default();
+        h.record(500); // bin 0
+        h.record(1_000); // 1 us: bin 1
+        h.record(10_000_000); // 10 ms = 10^4 us: bin 1 + 32
+        assert_eq!(h.counts[0], 1);
+        assert_eq!(h.counts[1], 1);
+        assert_eq!(h.counts[33], 1);
+        let (lo, hi) = DelayHistogram::bounds(33);
+        assert!(lo <= 0.010 && 0.010 < hi * 1.0001);
+        assert!((h.quantile_s(1.0) - hi).abs() < 1e-12);
+        assert!((h.mean_s() - (500.0 + 1000.0 + 1e7) / 3.0 * 1e-9).abs() < 1e-15);
+    }
+}

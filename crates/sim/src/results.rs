@@ -1,0 +1,251 @@
+//! From a finished simulation to result tables.
+
+use aqmlab_qdisc::DropReason;
+
+use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
+use crate::sim::{Simulation, Transport};
+
+pub struct Results {
+    pub summary: Vec<(String, Scalar)>,
+    pub flows: Table,
+    pub queues: Table,
+    pub timeseries: Table,
+    pub histograms: Table,
+}
+
+impl Results {
+    pub fn collect(sim: &Simulation, wall_time_s: f64) -> Self {
+        let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
+        let flows = flow_table(sim, window_s);
+        let queues = queue_table(sim, window_s);
+        let timeseries = series_table(sim);
+        let histograms = histogram_table(sim);
+
+        let long_lived: Vec<f64> = sim
+            .flows
+            .iter()
+            .zip(flows.f64("throughput_bps"))
+            .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes.is_none()))
+            .map(|(_, &x)| x)
+            .collect();
+        let (conservation_ok, conservation) = conservation(sim);
+        let mut summary = vec![
+            ("seed".into(), Scalar::U64(sim.scenario.seed)),
+            ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 * 1e-9)),
+            ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 * 1e-9)),
+            ("flows".into(), Scalar::U64(sim.flows.len() as u64)),
+            ("events".into(), Scalar::U64(sim.events_processed)),
+            ("wall_time_s".into(), Scalar::F64(wall_time_s)),
+            ("data_packets_delivered".into(), Scalar::U64(sim.ledger.data_received)),
+            ("packets_injected".into(), Scalar::U64(sim.ledger.injected)),
+            ("packets_received".into(), Scalar::U64(sim.ledger.received)),
+            ("packets_dropped".into(), Scalar::U64(sim.ledger.dropped)),
+            ("goodput_bps".into(), Scalar::F64(flows.f64("throughput_bps").iter().sum())),
+            ("jain_index".into(), Scalar::F64(jain_index(&long_lived))),
+            ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
+            ("conservation".into(), Scalar::Str(conservation)),
+        ];
+        if let Some(b) = sim.links.iter().position(|l| l.monitor) {
+            summary.push(("bottleneck".into(), Scalar::Str(sim.links[b].name.clone())));
+            summary.push(("bottleneck_utilization".into(), Scalar::F64(queues.f64("utilization")[b])));
+            summary.push(("bottleneck_loss_rate".into(), Scalar::F64(queues.f64("loss_rate")[b])));
+            summary.push(("bottleneck_mean_delay_s".into(), Scalar::F64(queues.f64("mean_delay_s")[b])));
+        }
+        Results { summary, flows, queues, timeseries, histograms }
+    }
+
+    pub fn summary_value(&self, key: &str) -> Option<&Scalar> {
+        self.summary.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 * 1e-9
+}
+
+fn flow_table(sim: &Simulation, window_s: f64) -> Table {
+    let n = sim.flows.len();
+    let mut id = Vec::with_capacity(n);
+    let (mut group, mut kind, mut src, mut dst) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut start, mut size, mut packets, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut delivered, mut retx, mut timeouts, mut fast) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fct, mut transfers, mut mean_fct, mut thr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
+    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
+    for (i, f) in sim.flows.iter().enumerate() {
+        id.push(i as u64);
+        group.push(sim.groups[f.group as usize].clone());
+        src.push(node(f.src));
+        dst.push(node(f.dst));
+        start.push(secs(f.start));
+        size.push(f.size_bytes);
+        delivered.push(f.delivered);
+        thr.push(f.delivered_window as f64 * 8.0 / window_s);
+        rtt.push(secs(f.base_rtt));
+        match &f.transport {
+            Transport::Tcp(t) => {
+                kind.push("tcp".to_string());
+                let c = &t.sender.counters;
+                packets.push(c.packets_sent);
+                bytes.push(c.bytes_sent);
+                retx.push(c.retransmissions);
+                timeouts.push(c.timeouts);
+                fast.push(c.fast_retransmits);
+                fct.push(t.first_completion.map(secs));
+                transfers.push(t.transfers_done as u64);
+                mean_fct.push((t.transfers_done > 0).then(|| secs(t.completion_sum) / t.transfers_done as f64));
+                cwnd.push(Some(t.sender.cwnd));
+            }
+            Transport::Udp(u) => {
+                kind.push("udp".to_string());
+                packets.push(u.packets_sent);
+                bytes.push(u.bytes_sent);
+                retx.push(0);
+                timeouts.push(0);
+                fast.push(0);
+                fct.push(None);
+                transfers.push(0);
+                mean_fct.push(None);
+                cwnd.push(None);
+            }
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow_id", Column::U64(id));
+    t.push("group", Column::Str(group));
+    t.push("kind", Column::Str(kind));
+    t.push("src", Column::Str(src));
+    t.push("dst", Column::Str(dst));
+    t.push("start_s", Column::F64(start));
+    t.push("size_bytes", Column::OptU64(size));
+    t.push("packets_sent", Column::U64(packets));
+    t.push("bytes_sent", Column::U64(bytes));
+    t.push("unique_bytes_delivered", Column::U64(delivered));
+    t.push("retransmissions", Column::U64(retx));
+    t.push("timeouts", Column::U64(timeouts));
+    t.push("fast_retransmits", Column::U64(fast));
+    t.push("completion_time_s", Column::OptF64(fct));
+    t.push("transfers_completed", Column::U64(transfers));
+    t.push("mean_completion_time_s", Column::OptF64(mean_fct));
+    t.push("throughput_bps", Column::F64(thr));
+    t.push("base_rtt_s", Column::F64(rtt));
+    t.push("final_cwnd", Column::OptF64(cwnd));
+    t
+}
+
+fn queue_table(sim: &Simulation, window_s: f64) -> Table {
+    let mut t = Table::default();
+    let links = &sim.links;
+    let col_u64 = |f: &dyn Fn(&crate::network::Link) -> u64| Column::U64(links.iter().map(f).collect());
+    let col_f64 = |f: &dyn Fn(&crate::network::Link) -> f64| Column::F64(links.iter().map(f).collect());
+    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
+    t.push("link", Column::Str(links.iter().map(|l| l.name.clone()).collect()));
+    t.push("from", Column::Str(links.iter().map(|l| node(l.from)).collect()));
+    t.push("to", Column::Str(links.iter().map(|l| node(l.to)).collect()));
+    t.push("qdisc", Column::Str(links.iter().map(|l| l.qdisc.name().to_string()).collect()));
+    t.push("rate_bps", col_u64(&|l| l.rate_bps));
+    t.push("delay_s", col_f64(&|l| secs(l.delay)));
+    t.push("monitored", Column::Bool(links.iter().map(|l| l.monitor).collect()));
+    t.push("arrivals", col_u64(&|l| l.qdisc.stats().arrivals));
+    t.push("departures", col_u64(&|l| l.qdisc.stats().departures));
+    t.push("drops", col_u64(&|l| l.qdisc.stats().total_drops()));
+    for r in DropReason::ALL {
+        t.push(&format!("drops_{}", r.as_str()), col_u64(&|l| l.qdisc.stats().drops[r.index()]));
+    }
+    t.push("buffered_drop_bytes", col_u64(&|l| l.qdisc.stats().buffered_drop_bytes));
+    t.push("marks", col_u64(&|l| l.qdisc.stats().marks));
+    t.push("arrival_bytes", col_u64(&|l| l.qdisc.stats().arrival_bytes));
+    t.push("departure_bytes", col_u64(&|l| l.qdisc.stats().departure_bytes));
+    t.push("backlog_packets", col_u64(&|l| l.qdisc.backlog().packets));
+    t.push("peak_packets", col_u64(&|l| l.qdisc.stats().peak_packets));
+    t.push("window_arrivals", col_u64(&|l| l.qdisc.stats().arrivals - l.at_warmup.arrivals));
+    t.push("window_drops", col_u64(&|l| l.qdisc.stats().total_drops() - l.at_warmup.total_drops()));
+    t.push(
+        "utilization",
+        col_f64(&|l| {
+            let bytes = l.qdisc.stats().departure_bytes - l.at_warmup.departure_bytes;
+            bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
+        }),
+    );
+    t.push(
+        "loss_rate",
+        col_f64(&|l| {
+            let arrivals = l.qdisc.stats().arrivals - l.at_warmup.arrivals;
+            let drops = l.qdisc.stats().total_drops() - l.at_warmup.total_drops();
+            if arrivals == 0 {
+                0.0
+            } else {
+                drops as f64 / arrivals as f64
+            }
+        }),
+    );
+    t.push("mean_delay_s", col_f64(&|l| l.delays.mean_s()));
+    t.push("p50_delay_s", col_f64(&|l| l.delays.quantile_s(0.5)));
+    t.push("p99_delay_s", col_f64(&|l| l.delays.quantile_s(0.99)));
+    t
+}
+
+fn series_table(sim: &Simulation) -> Table {
+    let s = &sim.series;
+    let entity = s
+        .entity
+        .iter()
+        .zip(&s.metric)
+        .map(|(&e, &m)| match m {
+            "queue_packets" | "queue_bytes" | "link_utilization" => sim.links[e as usize].name.clone(),
+            "cwnd" => e.to_string(),
+            _ => String::new(),
+        })
+        .collect();
+    let mut t = Table::default();
+    t.push("time_s", Column::F64(s.time_s.clone()));
+    t.push("metric", Column::Str(s.metric.iter().map(|m| m.to_string()).collect()));
+    t.push("entity", Column::Str(entity));
+    t.push("value", Column::F64(s.value.clone()));
+    t
+}
+
+fn histogram_table(sim: &Simulation) -> Table {
+    let (mut link, mut lo, mut hi, mut count) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for l in sim.links.iter().filter(|l| l.monitor) {
+        for (i, &c) in l.delays.counts.iter().enumerate() {
+            if c > 0 {
+                let (a, b) = DelayHistogram::bounds(i);
+                link.push(l.name.clone());
+                lo.push(a);
+                hi.push(b);
+                count.push(c);
+            }
+        }
+    }
+    let mut t = Table::default();
+    t.push("link", Column::Str(link));
+    t.push("bin_low_s", Column::F64(lo));
+    t.push("bin_high_s", Column::F64(hi));
+    t.push("count", Column::U64(count));
+    t
+}
+
+/// Every queue keeps arrivals = departures + drops + backlog, and end to
+/// end every packet a host sent was received, dropped, or is still queued
+/// or propagating.
+fn conservation(sim: &Simulation) -> (bool, String) {
+    let mut problems = Vec::new();
+    let mut queued = 0;
+    let mut propagating = 0;
+    for l in &sim.links {
+        if let Err(e) = l.qdisc.check_conservation() {
+            problems.push(format!("{}: {e}", l.name));
+        }
+        queued += l.qdisc.backlog().packets;
+        propagating += l.pipe.len() as u64;
+    }
+    let g = sim.ledger;
+    if g.injected != g.received + g.dropped + queued + propagating {
+        problems.push(format!(
+            "end to end: injected {} != received {} + dropped {} + queued {} + propagating {}",
+            g.injected, g.received, g.dropped, queued, propagating
+        ));
+    }
+    (problems.is_empty(), if problems.is_empty() { "ok".into() } else { problems.join("; ") })
+}

@@ -1,0 +1,713 @@
+//! The simulation: arenas of links and flows, the event loop, and the
+//! glue between the network and the transport state machines.
+
+use aqmlab_qdisc::rng::Rng;
+use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
+
+use crate::events::{Event, EventQueue};
+use crate::network::{Link, RouteRef, Routes};
+use crate::packet::{Kind, SimPacket};
+use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
+use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
+use crate::Time;
+
+/// Random-stream ids: one namespace per kind of component, so that adding a
+/// flow never changes another component's numbers.
+const STREAM_QDISC: u64 = 1 << 40;
+const STREAM_FLOW: u64 = 2 << 40;
+const STREAM_ARRIVAL: u64 = 3 << 40;
+
+pub struct TcpFlow {
+    pub profile: u32,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub off_time: Option<Dist>,
+    /// Time of the pending `RtoTimer` event, if any (lazily cancelled).
+    timer_event_at: Option<Time>,
+    delack_event_at: Option<Time>,
+    /// Start of the current transfer.
+    pub transfer_start: Time,
+    pub transfers_done: u32,
+    pub completion_sum: Time,
+    pub first_completion: Option<Time>,
+    pub trace_cwnd: bool,
+}
+
+pub struct UdpFlow {
+    pub packet_size: u32,
+    pub class: TrafficClass,
+    pub source: UdpSource,
+    pub stop: Option<Time>,
+    /// End of the current on period (on-off sources).
+    on_until: Time,
+    seq: u32,
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+}
+
+pub enum Transport {
+    Tcp(Box<TcpFlow>),
+    Udp(UdpFlow),
+}
+
+pub struct Flow {
+    pub group: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub forward: RouteRef,
+    pub reverse: RouteRef,
+    pub start: Time,
+    /// Payload bytes requested (`None`: long-lived or UDP).
+    pub size_bytes: Option<u64>,
+    /// Unique payload bytes delivered in order, whole run and in the window.
+    pub delivered: u64,
+    pub delivered_window: u64,
+    pub base_rtt: Time,
+    pub rng: Rng,
+    pub transport: Transport,
+}
+
+struct ArrivalProcess {
+    spec: ArrivalSpec,
+    group: u32,
+    routes: Vec<(u32, u32, RouteRef, RouteRef, Time)>,
+    rng: Rng,
+}
+
+/// End-to-end packet accounting.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Ledger {
+    pub injected: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub data_received: u64,
+}
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub now: Time,
+    pub events: EventQueue,
+    pub links: Vec<Link>,
+    pub routes: Routes,
+    pub flows: Vec<Flow>,
+    pub groups: Vec<String>,
+    arrivals: Vec<ArrivalProcess>,
+    verdicts: Verdicts<SimPacket>,
+    outbox: Outbox,
+    pub ledger: Ledger,
+    pub events_processed: u64,
+    pub series: crate::metrics::TimeSeries,
+    warmed_up: bool,
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario) -> Self {
+        let seed = scenario.seed;
+        let links = scenario
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Link {
+                name: l.name.clone(),
+                from: l.from,
+                to: l.to,
+                rate_bps: l.rate_bps,
+                delay: l.delay_ns,
+                qdisc: Qdisc::new(l.qdisc.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64))),
+                busy_until: 0,
+                tx_scheduled: false,
+                pipe: Default::default(),
+                wake_at: None,
+                monitor: l.monitor,
+                delays: Default::default(),
+                at_warmup: Default::default(),
+                departed_at_sample: 0,
+            })
+            .collect();
+        let mut sim = Simulation {
+            now: 0,
+            events: EventQueue::default(),
+            links,
+            routes: Routes::default(),
+            flows: Vec::new(),
+            groups: Vec::new(),
+            arrivals: Vec::new(),
+            verdicts: Verdicts::new(),
+            outbox: Outbox::default(),
+            ledger: Ledger::default(),
+            events_processed: 0,
+            series: Default::default(),
+            warmed_up: false,
+            scenario,
+        };
+        sim.build_flows();
+        sim.events.schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
+        if sim.scenario.sample_interval_ns > 0 {
+            sim.events.schedule(0, Event::Sample);
+        }
+        for link in 0..sim.links.len() {
+            sim.schedule_qdisc_wake(link);
+        }
+        sim
+    }
+
+    fn group_id(&mut self, name: &str) -> u32 {
+        match self.groups.iter().position(|g| g == name) {
+            Some(i) => i as u32,
+            None => {
+                self.groups.push(name.to_string());
+                self.groups.len() as u32 - 1
+            }
+        }
+    }
+
+    fn base_rtt(&self, forward: RouteRef, reverse: RouteRef) -> Time {
+        let delay = |r| self.routes.links(r).iter().map(|&l| self.links[l as usize].delay).sum::<Time>();
+        delay(forward) + delay(reverse)
+    }
+
+    fn build_flows(&mut self) {
+        let specs = std::mem::take(&mut self.scenario.flows);
+        for spec in &specs {
+            match spec {
+                FlowSpec::Tcp { group, route, profile, start_ns, size_bytes, off_time, trace_cwnd } => {
+                    let p = &self.scenario.tcp_profiles[*profile as usize];
+                    let tcp = TcpFlow {
+                        profile: *profile,
+                        sender: TcpSender::new(p, *size_bytes),
+                        receiver: TcpReceiver::default(),
+                        off_time: off_time.clone(),
+                        timer_event_at: None,
+                        delack_event_at: None,
+                        transfer_start: *start_ns,
+                        transfers_done: 0,
+                        completion_sum: 0,
+                        first_completion: None,
+                        trace_cwnd: *trace_cwnd,
+                    };
+                    self.add_flow(group, route, *start_ns, *size_bytes, Transport::Tcp(Box::new(tcp)));
+                }
+                FlowSpec::Udp { group, route, packet_size, start_ns, stop_ns, tagged, source } => {
+                    let udp = UdpFlow {
+                        packet_size: *packet_size,
+                        class: if *tagged { TrafficClass::UdpTagged } else { TrafficClass::UdpUntagged },
+                        source: source.clone(),
+                        stop: *stop_ns,
+                        on_until: 0,
+                        seq: 0,
+                        packets_sent: 0,
+                        bytes_sent: 0,
+                    };
+                    self.add_flow(group, route, *start_ns, None, Transport::Udp(udp));
+                }
+            }
+        }
+        self.scenario.flows = specs;
+        let arrival_specs = std::mem::take(&mut self.scenario.arrivals);
+        for (i, spec) in arrival_specs.iter().enumerate() {
+            let group = self.group_id(&spec.group);
+            let routes = spec
+                .routes
+                .iter()
+                .map(|r| {
+                    let f = self.routes.intern(&r.path);
+                    let b = self.routes.intern(&r.reverse_path);
+                    (r.src, r.dst, f, b, self.base_rtt(f, b))
+                })
+                .collect();
+            let mut rng = Rng::stream(self.scenario.seed, STREAM_ARRIVAL + i as u64);
+            let first = spec.start_ns + (rng.exponential(1.0 / spec.rate_per_s) * 1e9) as Time;
+            self.events.schedule(first, Event::Arrival(i as u32));
+            self.arrivals.push(ArrivalProcess { spec: spec.clone(), group, routes, rng });
+        }
+        self.scenario.arrivals = arrival_specs;
+    }
+
+    fn add_flow(&mut self, group: &str, route: &Route, start: Time, size_bytes: Option<u64>, transport: Transport) {
+        let id = self.flows.len() as u32;
+        let group = self.group_id(group);
+        let forward = self.routes.intern(&route.path);
+        let reverse = self.routes.intern(&route.reverse_path);
+        let flow = Flow {
+            group,
+            src: route.src,
+            dst: route.dst,
+            forward,
+            reverse,
+            start,
+            size_bytes,
+            delivered: 0,
+            delivered_window: 0,
+            base_rtt: self.base_rtt(forward, reverse),
+            rng: Rng::stream(self.scenario.seed, STREAM_FLOW + id as u64),
+            transport,
+        };
+        self.flows.push(flow);
+        let event = match self.flows[id as usize].transport {
+            Transport::Tcp(_) => Event::FlowStart(id),
+            Transport::Udp(_) => Event::UdpSend(id),
+        };
+        self.events.schedule(start, event);
+    }
+
+    /// Run until the end of the scenario. `progress` is called now and then
+    /// with the simulated seconds done; returning false stops the run.
+    pub fn run(&mut self, mut progress: impl FnMut(f64) -> bool) -> bool {
+        let end = self.scenario.duration_ns;
+        let mut last_report = std::time::Instant::now();
+        while let Some((time, event)) = self.events.pop() {
+            if time > end {
+                break;
+            }
+            self.now = time;
+            self.events_processed += 1;
+            self.dispatch(event);
+            if self.events_processed & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 250 {
+                last_report = std::time::Instant::now();
+                if !progress(time as f64 * 1e-9) {
+                    return false;
+                }
+            }
+        }
+        self.now = end;
+        if !self.warmed_up {
+            self.open_window();
+        }
+        true
+    }
+
+    #[inline]
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::PipeHead(l) => self.pipe_head(l as usize),
+            Event::TxDone(l) => {
+                self.links[l as usize].tx_scheduled = false;
+                self.transmit(l as usize);
+            }
+            Event::QdiscWake(l) => self.qdisc_wake(l as usize),
+            Event::RtoTimer(f) => self.rto_timer(f),
+            Event::DelayedAck(f) => self.delayed_ack(f),
+            Event::FlowStart(f) => self.flow_start(f),
+            Event::UdpSend(f) => self.udp_send(f),
+            Event::Arrival(a) => self.arrival(a as usize),
+            Event::WarmupEnd => self.open_window(),
+            Event::Sample => self.sample(),
+        }
+    }
+
+    // ---- the network ------------------------------------------------------
+
+    /// A host puts a packet on the first link of its route.
+    fn inject(&mut self, packet: SimPacket) {
+        self.ledger.injected += 1;
+        let flow = &self.flows[packet.flow as usize];
+        let route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
+        match self.routes.link(route, 0) {
+            Some(link) => self.enqueue(link as usize, packet),
+            None => self.arrive_at_endpoint(packet),
+        }
+    }
+
+    fn enqueue(&mut self, l: usize, mut packet: SimPacket) {
+        let now = self.now;
+        packet.enqueued_at = now;
+        let link = &mut self.links[l];
+        link.qdisc.enqueue(packet, now, &mut self.verdicts);
+        self.settle_drops();
+        let link = &mut self.links[l];
+        if link.busy_until <= now {
+            if !link.tx_scheduled {
+                self.transmit(l);
+            }
+        } else if !link.tx_scheduled {
+            link.tx_scheduled = true;
+            let at = link.busy_until;
+            self.events.schedule(at, Event::TxDone(l as u32));
+        }
+        self.schedule_qdisc_wake(l);
+    }
+
+    /// The transmitter is free: start the next packet, if the discipline
+    /// gives one. The packet enters the pipe now with its arrival time, so
+    /// its serialization and propagation cost no event of their own.
+    fn transmit(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let Some(packet) = link.qdisc.dequeue(now, &mut self.verdicts) else {
+            self.settle_drops();
+            self.schedule_qdisc_wake(l);
+            return;
+        };
+        if link.monitor && self.warmed_up {
+            link.delays.record(now - packet.enqueued_at);
+        }
+        let done = now + link.tx_time(packet.size);
+        link.busy_until = done;
+        let arrive = done + link.delay;
+        let was_empty = link.pipe.is_empty();
+        link.pipe.push_back((arrive, packet));
+        if was_empty {
+            self.events.schedule(arrive, Event::PipeHead(l as u32));
+        }
+        if link.qdisc.backlog().packets > 0 {
+            link.tx_scheduled = true;
+            self.events.schedule(done, Event::TxDone(l as u32));
+        }
+        self.settle_drops();
+        self.schedule_qdisc_wake(l);
+    }
+
+    fn pipe_head(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let (_, mut packet) = link.pipe.pop_front().expect("pipe head event with an empty pipe");
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.events.schedule(next, Event::PipeHead(l as u32));
+        }
+        packet.hop += 1;
+        let flow = &self.flows[packet.flow as usize];
+        let route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
+        match self.routes.link(route, packet.hop) {
+            Some(next) => self.enqueue(next as usize, packet),
+            None => self.arrive_at_endpoint(packet),
+        }
+    }
+
+    fn qdisc_wake(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        if link.wake_at != Some(now) {
+            return; // superseded
+        }
+        link.wake_at = None;
+        link.qdisc.wakeup(now, &mut self.verdicts);
+        self.settle_drops();
+        let link = &self.links[l];
+        if link.busy_until <= now && !link.tx_scheduled {
+            self.transmit(l);
+        } else {
+            self.schedule_qdisc_wake(l);
+        }
+    }
+
+    #[inline]
+    fn schedule_qdisc_wake(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        if let Some(t) = link.qdisc.next_wakeup() {
+            let t = t.max(self.now);
+            if link.wake_at.is_none_or(|w| t < w) {
+                link.wake_at = Some(t);
+                self.events.schedule(t, Event::QdiscWake(l as u32));
+            }
+        }
+    }
+
+    #[inline]
+    fn settle_drops(&mut self) {
+        let ledger = &mut self.ledger;
+        self.verdicts.drain(|_| ledger.dropped += 1);
+    }
+
+    // ---- endpoints --------------------------------------------------------
+
+    fn arrive_at_endpoint(&mut self, packet: SimPacket) {
+        self.ledger.received += 1;
+        let now = self.now;
+        let warm = self.warmed_up;
+        let f = packet.flow as usize;
+        let flow = &mut self.flows[f];
+        match &mut flow.transport {
+            Transport::Udp(_) => {
+                self.ledger.data_received += 1;
+                flow.delivered += packet.size as u64;
+                if warm {
+                    flow.delivered_window += packet.size as u64;
+                }
+            }
+            Transport::Tcp(tcp) => {
+                let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                match packet.kind {
+                    Kind::Data | Kind::Syn => {
+                        if packet.kind == Kind::Data {
+                            self.ledger.data_received += 1;
+                        }
+                        let d = tcp.receiver.on_data(&packet, now, p, &mut self.outbox);
+                        if d.new_in_order > 0 {
+                            let bytes: u64 = if flow.size_bytes.is_none() {
+                                d.new_in_order as u64 * crate::tcp::mss(p) as u64
+                            } else {
+                                (d.first..d.first + d.new_in_order)
+                                    .map(|s| payload_of(p, flow.size_bytes, s) as u64)
+                                    .sum()
+                            };
+                            flow.delivered += bytes;
+                            if warm {
+                                flow.delivered_window += bytes;
+                            }
+                        }
+                        if let Some(t) = tcp.receiver.delack_deadline {
+                            if tcp.delack_event_at.is_none_or(|e| t < e) {
+                                tcp.delack_event_at = Some(t);
+                                self.events.schedule(t, Event::DelayedAck(f as u32));
+                            }
+                        }
+                    }
+                    Kind::Ack | Kind::SynAck => {
+                        let done = tcp.sender.on_ack(&packet, now, p, &mut self.outbox);
+                        if done {
+                            self.transfer_done(f);
+                        }
+                        self.arm_rto(f);
+                    }
+                    Kind::Udp => unreachable!("UDP packet on a TCP flow"),
+                }
+            }
+        }
+        self.flush_outbox();
+    }
+
+    /// Send what the transport state machines wrote, in their order. The
+    /// buffer is handed back afterwards so it is never reallocated.
+    fn flush_outbox(&mut self) {
+        if self.outbox.packets.is_empty() {
+            return;
+        }
+        let mut packets = std::mem::take(&mut self.outbox.packets);
+        for packet in packets.drain(..) {
+            self.inject(packet);
+        }
+        self.outbox.packets = packets;
+    }
+
+    fn transfer_done(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let Transport::Tcp(tcp) = &mut flow.transport else { return };
+        let took = now - tcp.transfer_start;
+        tcp.transfers_done += 1;
+        tcp.completion_sum += took;
+        tcp.first_completion.get_or_insert(took);
+        if let Some(off) = &tcp.off_time {
+            let idle = sample_dist(off, &mut flow.rng).max(0.0) as Time;
+            self.events.schedule(now + idle, Event::FlowStart(f as u32));
+        }
+    }
+
+    /// Make sure the flow's retransmission timer event is at or before its
+    /// deadline; later events are left in the list and ignored when they fire.
+    fn arm_rto(&mut self, f: usize) {
+        let Transport::Tcp(tcp) = &mut self.flows[f].transport else { return };
+        if let Some(deadline) = tcp.sender.rto_deadline {
+            if tcp.timer_event_at.is_none_or(|t| deadline < t) {
+                tcp.timer_event_at = Some(deadline);
+                self.events.schedule(deadline, Event::RtoTimer(f as u32));
+            }
+        }
+    }
+
+    fn rto_timer(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        if tcp.timer_event_at != Some(now) {
+            return; // superseded by an earlier event
+        }
+        tcp.timer_event_at = None;
+        match tcp.sender.rto_deadline {
+            None => return,
+            Some(d) if d > now => {}
+            Some(_) => {
+                let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                tcp.sender.on_timeout(now, f, p, &mut self.outbox);
+            }
+        }
+        self.arm_rto(f as usize);
+        self.flush_outbox();
+    }
+
+    fn delayed_ack(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        if tcp.delack_event_at != Some(now) {
+            return;
+        }
+        tcp.delack_event_at = None;
+        match tcp.receiver.delack_deadline {
+            Some(d) if d <= now => {
+                let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                tcp.receiver.flush(f, p, &mut self.outbox);
+                self.flush_outbox();
+            }
+            Some(d) => {
+                tcp.delack_event_at = Some(d);
+                self.events.schedule(d, Event::DelayedAck(f));
+            }
+            None => {}
+        }
+    }
+
+    fn flow_start(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+        if tcp.transfers_done > 0 {
+            tcp.sender.restart(p);
+        }
+        tcp.transfer_start = now;
+        tcp.sender.open(now, f, p, &mut self.outbox);
+        self.arm_rto(f as usize);
+        self.flush_outbox();
+    }
+
+    fn udp_send(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let Transport::Udp(udp) = &mut flow.transport else { return };
+        if udp.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let gap = match &udp.source {
+            UdpSource::Cbr { rate_bps, jitter } => {
+                let interval = udp.packet_size as f64 * 8e9 / *rate_bps as f64;
+                let j = if *jitter > 0.0 { 1.0 + jitter * (2.0 * flow.rng.uniform() - 1.0) } else { 1.0 };
+                interval * j
+            }
+            UdpSource::Poisson { rate_bps } => {
+                flow.rng.exponential(udp.packet_size as f64 * 8e9 / *rate_bps as f64)
+            }
+            UdpSource::OnOff { rate_bps, on, off } => {
+                if now >= udp.on_until && udp.seq > 0 {
+                    // The on period is over: stay silent, then start another.
+                    let idle = sample_dist(off, &mut flow.rng).max(0.0);
+                    let on_len = sample_dist(on, &mut flow.rng).max(0.0);
+                    let resume = now + idle as Time;
+                    udp.on_until = resume + on_len as Time;
+                    self.events.schedule(resume, Event::UdpSend(f));
+                    return;
+                }
+                if udp.seq == 0 {
+                    udp.on_until = now + sample_dist(on, &mut flow.rng).max(0.0) as Time;
+                }
+                udp.packet_size as f64 * 8e9 / *rate_bps as f64
+            }
+        };
+        let packet = SimPacket {
+            stamp: now,
+            enqueued_at: now,
+            flow: f,
+            seq: udp.seq,
+            size: udp.packet_size,
+            epoch: 0,
+            hop: 0,
+            kind: Kind::Udp,
+            class: udp.class,
+            ecn: aqmlab_qdisc::Ecn::NotEct,
+            ece: false,
+        };
+        udp.seq = udp.seq.wrapping_add(1);
+        udp.packets_sent += 1;
+        udp.bytes_sent += udp.packet_size as u64;
+        self.events.schedule(now + gap.max(1.0) as Time, Event::UdpSend(f));
+        self.inject(packet);
+    }
+
+    fn arrival(&mut self, a: usize) {
+        let now = self.now;
+        let proc_ = &mut self.arrivals[a];
+        if proc_.spec.stop_ns.is_some_and(|s| now >= s) {
+            return;
+        }
+        let (src, dst, forward, reverse, base_rtt) = proc_.routes[proc_.rng.below(proc_.routes.len() as u64) as usize];
+        let size = sample_dist(&proc_.spec.size_bytes, &mut proc_.rng).ceil().max(1.0) as u64;
+        let next = now + (proc_.rng.exponential(1.0 / proc_.spec.rate_per_s) * 1e9) as Time;
+        let profile = proc_.spec.profile;
+        let group = proc_.group;
+        self.events.schedule(next, Event::Arrival(a as u32));
+        let p = &self.scenario.tcp_profiles[profile as usize];
+        let id = self.flows.len() as u32;
+        let tcp = TcpFlow {
+            profile,
+            sender: TcpSender::new(p, Some(size)),
+            receiver: TcpReceiver::default(),
+            off_time: None,
+            timer_event_at: None,
+            delack_event_at: None,
+            transfer_start: now,
+            transfers_done: 0,
+            completion_sum: 0,
+            first_completion: None,
+            trace_cwnd: false,
+        };
+        self.flows.push(Flow {
+            group,
+            src,
+            dst,
+            forward,
+            reverse,
+            start: now,
+            size_bytes: Some(size),
+            delivered: 0,
+            delivered_window: 0,
+            base_rtt,
+            rng: Rng::stream(self.scenario.seed, STREAM_FLOW + id as u64),
+            transport: Transport::Tcp(Box::new(tcp)),
+        });
+        self.flow_start(id);
+    }
+
+    // ---- measurement ------------------------------------------------------
+
+    fn open_window(&mut self) {
+        self.warmed_up = true;
+        for link in &mut self.links {
+            link.at_warmup = link.qdisc.stats().clone();
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        let interval = self.scenario.sample_interval_ns;
+        for (i, link) in self.links.iter_mut().enumerate() {
+            if !link.monitor {
+                continue;
+            }
+            let b = link.qdisc.backlog();
+            let departed = link.qdisc.stats().departure_bytes;
+            self.series.push(now, "queue_packets", i as u32, b.packets as f64);
+            self.series.push(now, "queue_bytes", i as u32, b.bytes as f64);
+            if now > 0 {
+                let util = (departed - link.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
+                self.series.push(now, "link_utilization", i as u32, util);
+            }
+            link.departed_at_sample = departed;
+        }
+        let mut sum_cwnd = 0.0;
+        let mut in_ca = 0u32;
+        let mut active = 0u32;
+        for (i, flow) in self.flows.iter().enumerate() {
+            if let Transport::Tcp(tcp) = &flow.transport {
+                if tcp.sender.phase == crate::tcp::Phase::Established {
+                    let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                    active += 1;
+                    sum_cwnd += tcp.sender.cwnd.min(p.receiver_window as f64);
+                    in_ca += tcp.sender.is_in_congestion_avoidance() as u32;
+                }
+                if tcp.trace_cwnd {
+                    self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd);
+                }
+            }
+        }
+        self.series.push(now, "sum_cwnd", u32::MAX, sum_cwnd);
+        self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
+        self.series.push(now, "active_flows", u32::MAX, active as f64);
+        self.events.schedule(now + interval, Event::Sample);
+    }
+}
+
+/// Draw from a distribution (values in the distribution's own unit).
+pub fn sample_dist(d: &Dist, rng: &mut Rng) -> f64 {
+    match *d {
+        Dist::Fixed { value } => value,
+        Dist::Uniform { low, high } => low + (high - low) * rng.uniform(),
+        Dist::Exponential { mean } => rng.exponential(mean),
+        Dist::Pareto { mean, shape } => rng.pareto(mean, shape),
+    }
+}
