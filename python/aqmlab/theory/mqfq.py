@@ -1,0 +1,116 @@
+"""Interference between flows under SFQ and MQFQ: seed 001 (Georg, Jechlitschek and
+Gorinsky, "Improving Individual Flow Performance with Multiple Queue Fair Queuing",
+WUCSE-2007-30), section III and Fig. 1; digest 001 section 3.
+
+Hashes are ideal: each of a flow's d hashes is uniform on the k queues, independent,
+and may collide (the report's analysis includes that case).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+
+def p_sfq(k: int) -> float:
+    """SFQ: flow y interferes with flow x when they hash to the same queue, ``1/k``
+    (report section III)."""
+    _check_k(k)
+    return 1.0 / k
+
+
+def p_mqfq_complete(k: int) -> float:
+    """MQFQ (d = 2), complete interference, all of y's queues shared with x:
+    ``(1/k^2)(2 - 1/k) + (2/k^2)(1 - 1/k) = 4/k^2 - 3/k^3`` (report section III)."""
+    _check_k(k)
+    return (1.0 / k**2) * (2.0 - 1.0 / k) + (2.0 / k**2) * (1.0 - 1.0 / k)
+
+
+def p_mqfq_partial(k: int) -> float:
+    """MQFQ (d = 2), partial interference, at least one of y's queues shared with x:
+    ``(1/k^2)(2 - 1/k) + (4/k)(1 - 1/k)^2 = 4/k - 6/k^2 + 3/k^3`` (report section III)."""
+    _check_k(k)
+    return (1.0 / k**2) * (2.0 - 1.0 / k) + (4.0 / k) * (1.0 - 1.0 / k) ** 2
+
+
+def _check_k(k: int) -> None:
+    if k < 1 or int(k) != k:
+        raise ValueError("k (number of queues) must be a positive integer")
+
+
+@lru_cache(maxsize=None)
+def _stirling2(n: int, s: int) -> int:
+    if n == s:
+        return 1
+    if s == 0 or s > n:
+        return 0
+    return s * _stirling2(n - 1, s) + _stirling2(n - 1, s - 1)
+
+
+def distinct_queue_pmf(draws: int, k: int) -> np.ndarray:
+    """``P(|S| = s)`` for the set S of distinct queues hit by ``draws`` uniform hashes on k
+    queues: ``S2(draws, s) * k! / ((k-s)! * k^draws)`` (digest 001 section 3, [derived])."""
+    _check_k(k)
+    out = np.zeros(min(draws, k) + 1)
+    for s in range(1, min(draws, k) + 1):
+        out[s] = _stirling2(draws, s) * math.perm(k, s) / k**draws
+    return out
+
+
+def p_complete(d: int, k: int, m: int = 1) -> float:
+    """Probability that all of a flow's d queues lie in the union of the queues of m other
+    flows with d hashes each (complete interference), ``sum_s P(|U|=s)(s/k)^d`` with U the
+    union of m*d draws (digest 001 section 3, [derived] generalisation; equals the report's
+    1/k at d = 1 and 4/k^2 - 3/k^3 at d = 2, m = 1)."""
+    pmf = distinct_queue_pmf(m * d, k)
+    s = np.arange(len(pmf))
+    return float(np.sum(pmf * (s / k) ** d))
+
+
+def p_partial(d: int, k: int, m: int = 1) -> float:
+    """Probability that at least one of a flow's d queues is shared with m other flows
+    (partial interference), ``1 - sum_s P(|U|=s)(1 - s/k)^d`` (digest 001 section 3,
+    [derived]).  At d = 2, m = 1 it is the report's 4/k - 6/k^2 + 3/k^3."""
+    pmf = distinct_queue_pmf(m * d, k)
+    s = np.arange(len(pmf))
+    return float(1.0 - np.sum(pmf * (1.0 - s / k) ** d))
+
+
+def expected_distinct_queues(d: int, k: int) -> float:
+    """``E|S| = k(1 - (1 - 1/k)^d)``: queues a flow with d hashes can occupy (digest 001
+    section 3)."""
+    return k * (1.0 - (1.0 - 1.0 / k) ** d)
+
+
+def capture_bound(d: int, k: int, capacity: float) -> float:
+    """Most a misbehaving flow can take when all queues are backlogged: ``d*C/k`` (report
+    sections III and V-B: 312.5 kb/s for one SFQ queue of a 5 Mb/s link with k = 16; an MQFQ
+    flow uses up to two queues, 625 kb/s)."""
+    _check_k(k)
+    return d * capacity / k
+
+
+def expected_private_flows(n: int, k: int, counted: int | None = None) -> float:
+    """Expected number of flows alone in their queue when n flows hash onto k queues (SFQ),
+    ``n(1 - 1/k)^(n-1)``; with ``counted`` < n, only that many of the flows are counted
+    (e.g. the 49 TCP flows beside one CBR flow: ``49(1 - 1/k)^49`` ~ 2.1 for k = 16).
+    Digest 001 section 3, [derived]; report Fig. 8: "approximately two or three flows also
+    dominate a queue"."""
+    _check_k(k)
+    c = n if counted is None else counted
+    return c * (1.0 - 1.0 / k) ** (n - 1)
+
+
+def monte_carlo_interference(d: int, k: int, m: int = 1, trials: int = 200_000,
+                             seed: int = 1) -> tuple[float, float]:
+    """Monte Carlo estimate of (complete, partial) interference: draw a target flow's d
+    hashes and m other flows' d hashes each, uniformly and independently on k queues.
+    "Complete" means every queue of the target is among the others' queues; "partial" means
+    at least one is.  For d = 1 both are SFQ's collision probability."""
+    rng = np.random.default_rng(seed)
+    target = rng.integers(0, k, size=(trials, d))
+    others = rng.integers(0, k, size=(trials, m * d))
+    hit = (target[:, :, None] == others[:, None, :]).any(axis=2)  # trials x d
+    return float(hit.all(axis=1).mean()), float(hit.any(axis=1).mean())
