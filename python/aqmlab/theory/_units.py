@@ -138,8 +138,8 @@ def parse_fraction(text: str | float, field: str = "target") -> float:
     return value
 
 
-def parse_count_range(text: str | int, field: str = "flows") -> tuple[int, int]:
-    """A count ``"400"`` or a bracket ``"400..1900"``; returns (low, high), both ≥ 1."""
+def parse_count_range(text: str | int, field: str = "flows", minimum: int = 1) -> tuple[int, int]:
+    """A count ``"400"`` or a bracket ``"400..1900"``; returns (low, high), both >= minimum."""
     s = str(text).strip()
     parts = s.split("..") if ".." in s else [s, s]
     if len(parts) != 2:
@@ -153,8 +153,9 @@ def parse_count_range(text: str | int, field: str = "flows") -> tuple[int, int]:
             raise UserError(f"cannot read {p!r} as a number of flows", field=field) from None
         if not math.isfinite(v) or v != int(v):
             raise UserError(f"a number of flows must be a whole number, got {p!r}", field=field)
-        if v < 1:
-            raise UserError(f"the number of flows must be at least 1, got {p!r}", field=field)
+        if v < minimum:
+            raise UserError(f"the number of flows must be at least {minimum}, got {p!r}",
+                            field=field)
         out.append(int(v))
     lo, hi = out
     if lo > hi:
