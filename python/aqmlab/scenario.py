@@ -1,0 +1,519 @@
+"""The scenario file: pydantic models of the user-facing TOML.
+
+A scenario is validated once, here, into typed models (every table forbids unknown
+fields; every value with a unit keeps the user's text), then *resolved* into the
+plain value that crosses into Rust (``crates/sim/src/scenario.rs``): topology
+builders expanded into nodes and links, routes computed, random per-flow
+parameters drawn from the seed, every unit converted to integers.
+
+Every field, its default and its unit is listed in ``docs/user-guide.md``; the
+``description`` of each field below says the same.
+
+Use::
+
+    s = Scenario.load("scenarios/dumbbell.toml")
+    s = Scenario.model_validate({...})
+    contract = s.resolve()          # dict, the contract with Rust
+    text = s.resolved_json()        # the same, as JSON
+"""
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import Field, ValidationError, create_model, model_validator
+
+from . import units
+from .errors import UserError
+from .qdiscs import Qdisc, large_qdisc
+from .schema import (
+    Amount,
+    Frequency,
+    Model,
+    Packets,
+    Payload,
+    PayloadOrInf,
+    PositiveTime,
+    Rate,
+    Size,
+    Time,
+    field_error,
+    is_list,
+    is_scalar,
+    is_table,
+    shape_union,
+    tagged_union,
+    user_error,
+)
+
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", max_length=100)]
+PositiveInt = Annotated[int, Field(ge=1)]
+
+# ---------------------------------------------------------------------------
+# distributions
+
+
+def _spread_models(q: Any, qname: str, example: str) -> list[type[Model]]:
+    """Distributions drawn in Python, one value per member (sender, flow)."""
+
+    class Uniform(Model):
+        """Uniform on [low, high]."""
+
+        dist: Literal["uniform"]
+        low: q = Field(description=f'Lower bound, e.g. "{example}".')
+        high: q = Field(description="Upper bound (>= low).")
+
+    class Normal(Model):
+        """Normal, truncated at 0 (negative draws are drawn again)."""
+
+        dist: Literal["normal"]
+        mean: q = Field(description="Mean.")
+        std: q = Field(description="Standard deviation.")
+
+    class Exponential(Model):
+        """Exponential with the given mean."""
+
+        dist: Literal["exponential"]
+        mean: q = Field(description="Mean (> 0).")
+
+    class Linear(Model):
+        """Evenly spaced, not random: member i of n gets first + (last - first) * i / (n - 1)."""
+
+        dist: Literal["linear"]
+        first: q = Field(description="Value of the first member.")
+        last: q = Field(description="Value of the last member.")
+
+    models = [Uniform, Normal, Exponential, Linear]
+    for m in models:
+        m.__name__ = m.__qualname__ = f"{qname}{m.__name__}"
+    return models
+
+
+def _varying(q: Any, qname: str, example: str) -> Any:
+    models = _spread_models(q, qname, example)
+    dists = tagged_union("dist", models, "distribution")
+    return shape_union(
+        [
+            ("value", q, is_scalar),
+            ("list", list[q], is_list),
+            ("dist", dists, is_table),
+        ],
+        f'a {qname.lower()} such as "{example}", a list with one per member, or a '
+        'table {dist = "uniform" | "normal" | "exponential" | "linear", ...}',
+    )
+
+
+#: A time per member: ``"10ms"``, ``["1ms", "2ms"]`` or ``{dist = "uniform", ...}``.
+VaryingTime = _varying(Time, "Time", "10ms")
+#: A rate per member.
+VaryingRate = _varying(Rate, "Rate", "100Mbps")
+
+
+def _sim_dist_models(q: Any, qname: str, example: str) -> list[type[Model]]:
+    """Distributions drawn by the simulator (Rust ``Dist``)."""
+
+    class Uniform(Model):
+        """Uniform on [low, high]."""
+
+        dist: Literal["uniform"]
+        low: q = Field(description=f'Lower bound, e.g. "{example}".')
+        high: q = Field(description="Upper bound (>= low).")
+
+    class Exponential(Model):
+        """Exponential with the given mean."""
+
+        dist: Literal["exponential"]
+        mean: q = Field(description="Mean (> 0).")
+
+    class Pareto(Model):
+        """Pareto with the given mean and shape (> 1), as ns-2 parameterizes it."""
+
+        dist: Literal["pareto"]
+        mean: q = Field(description="Mean (> 0).")
+        shape: float = Field(gt=1, description="Shape (> 1).")
+
+    models = [Uniform, Exponential, Pareto]
+    for m in models:
+        m.__name__ = m.__qualname__ = f"{qname}{m.__name__}"
+    return models
+
+
+def _sim_dist(q: Any, qname: str, example: str) -> Any:
+    dists = tagged_union("dist", _sim_dist_models(q, qname, example), "distribution")
+    return shape_union(
+        [("value", q, is_scalar), ("dist", dists, is_table)],
+        f'a fixed {qname.lower()} such as "{example}" or a table '
+        '{dist = "uniform" | "exponential" | "pareto", ...}',
+    )
+
+
+#: A random time drawn by the simulator: ``"2s"`` or ``{dist = "exponential", mean = "2s"}``.
+TimeDist = _sim_dist(PositiveTime, "Time", "2s")
+#: A random transfer size drawn by the simulator: ``"30pkt"`` or ``{dist = "pareto", ...}``.
+SizeDist = _sim_dist(Amount, "Size", "30pkt")
+
+
+# ---------------------------------------------------------------------------
+# TCP
+
+
+class TcpConfig(Model):
+    """TCP parameters (ns-2 one-way TCP: windows count packets)."""
+
+    variant: Literal["reno", "tahoe", "newreno"] = Field(
+        "reno", description='Congestion control: "reno", "tahoe" or "newreno".'
+    )
+    packet_size: Size = Field("1000B", description="Data packet size on the wire, headers included.")
+    header_size: Size = Field("40B", description="TCP/IP header bytes inside packet_size.")
+    ack_size: Size = Field("40B", description="ACK (and SYN) size on the wire.")
+    initial_window: Packets = Field(2, description="Initial congestion window, packets.")
+    initial_ssthresh: Optional[Packets] = Field(
+        None, description="Initial slow-start threshold, packets (default: receiver_window)."
+    )
+    receiver_window: Packets = Field(
+        10000, description="Receiver's advertised window, packets (large on purpose)."
+    )
+    delayed_ack: bool = Field(False, description="Acknowledge every other packet.")
+    delayed_ack_timeout: PositiveTime = Field("100ms", description="Delayed-ACK timer.")
+    dupack_threshold: PositiveInt = Field(3, description="Duplicate ACKs that trigger fast retransmit.")
+    min_rto: PositiveTime = Field("200ms", description="Minimum retransmission timeout.")
+    max_rto: PositiveTime = Field("60s", description="Maximum retransmission timeout (backoff cap).")
+    initial_rto: PositiveTime = Field("1s", description="RTO before the first RTT sample.")
+    clock_granularity: PositiveTime = Field(
+        "10ms", description="Timer granularity G of RFC 6298 (ns-2's tcpTick_)."
+    )
+    syn: bool = Field(False, description="SYN/SYN-ACK handshake before data (counted in completion time).")
+    ecn: bool = Field(False, description="ECN-capable: mark ECT and halve on ECN echo.")
+
+
+#: The same fields, all optional: a flow's ``tcp = {...}`` overrides.
+TcpOverride = create_model(
+    "TcpOverride",
+    __base__=Model,
+    **{
+        name: (Optional[info.annotation], Field(None, description=info.description))  # type: ignore[valid-type]
+        for name, info in TcpConfig.model_fields.items()
+    },
+)
+
+
+# ---------------------------------------------------------------------------
+# topologies
+
+
+def _default_qdisc() -> Any:
+    return Field(default_factory=large_qdisc, description="Queue discipline (default: DropTail 100000pkt).")
+
+
+class Link(Model):
+    """A bottleneck or hop: one rate, one delay, a queue discipline."""
+
+    rate: Rate = Field(description='Link rate, e.g. "10Mbps".')
+    delay: Time = Field(description='One-way propagation delay, e.g. "20ms".')
+    qdisc: Qdisc = Field(description='Queue discipline, e.g. {kind = "droptail", limit = "100pkt"}.')
+
+
+class AccessLinks(Model):
+    """Sender access links: one per sender; values may vary per sender."""
+
+    rate: VaryingRate = Field(description="Rate: one value, a list (one per sender) or a distribution.")
+    delay: VaryingTime = Field(description="One-way delay: one value, a list or a distribution.")
+
+
+class ReceiverAccess(Model):
+    """Receiver access links."""
+
+    rate: Optional[VaryingRate] = Field(
+        None, description="Rate (default: the fastest sender access link)."
+    )
+    delay: VaryingTime = Field("0ms", description="One-way delay.")
+
+
+class RateOnly(Model):
+    """Sender access links whose delay the topology computes."""
+
+    rate: VaryingRate = Field(description="Rate: one value, a list or a distribution.")
+
+
+class HostAccess(Model):
+    """Access links of end hosts (one rate and delay for all)."""
+
+    rate: Rate = Field(description="Rate.")
+    delay: Time = Field("0ms", description="One-way delay.")
+
+
+class Dumbbell(Model):
+    """Senders s0..s{N-1} -> router r1 -> bottleneck -> router r2 -> receivers d0..d{M-1}."""
+
+    kind: Literal["dumbbell"]
+    senders: PositiveInt = Field(description="Number of sender hosts.")
+    receivers: Optional[PositiveInt] = Field(None, description="Number of receiver hosts (default: senders).")
+    bottleneck: Link = Field(description="The bottleneck r1 -> r2 (monitored).")
+    access: AccessLinks = Field(description="Sender access links s{i} <-> r1.")
+    receiver_access: ReceiverAccess = Field(default_factory=ReceiverAccess, description="Links r2 <-> d{j}.")
+    access_qdisc: Qdisc = _default_qdisc()
+    reverse_qdisc: Qdisc = _default_qdisc()
+
+
+class RttGroup(Model):
+    """A class of senders with one two-way propagation delay."""
+
+    senders: PositiveInt = Field(description="Number of senders in the group.")
+    rtt: PositiveTime = Field(description="Two-way propagation delay of the group's paths.")
+    name: Optional[Name] = Field(None, description="Group name for flows' src (default: g0, g1, ...).")
+
+
+class MultiRtt(Model):
+    """A dumbbell whose senders come in groups with given RTTs (seed 000 Fig 3.7)."""
+
+    kind: Literal["multi_rtt"]
+    groups: Annotated[list[RttGroup], Field(min_length=1)] = Field(description="The RTT classes.")
+    receivers: Optional[PositiveInt] = Field(None, description="Number of receivers (default: all senders).")
+    bottleneck: Link = Field(description="The bottleneck r1 -> r2 (monitored).")
+    access: RateOnly = Field(description="Sender access link rate (delays are computed from rtt).")
+    receiver_access: ReceiverAccess = Field(default_factory=ReceiverAccess, description="Links r2 <-> d{j}.")
+    access_qdisc: Qdisc = _default_qdisc()
+    reverse_qdisc: Qdisc = _default_qdisc()
+
+
+HopLinks = shape_union(
+    [("one", Link, is_table), ("list", list[Link], is_list)],
+    "a link table {rate, delay, qdisc} or a list of them, one per hop",
+)
+
+
+class ParkingLot(Model):
+    """Routers r0..r{hops} in a line; through traffic crosses every hop, cross traffic
+    one hop each (seed 000 Fig 3.9)."""
+
+    kind: Literal["parking_lot"]
+    hops: PositiveInt = Field(description="Number of bottleneck hops.")
+    hop: HopLinks = Field(description="Every hop's link, or a list with one per hop (monitored).")
+    through: PositiveInt = Field(1, description="Host pairs src{k} -> dst{k} crossing all hops.")
+    cross: Annotated[int, Field(ge=0)] = Field(1, description="Host pairs per hop crossing that hop only.")
+    access: HostAccess = Field(description="Access links of every end host.")
+    access_qdisc: Qdisc = _default_qdisc()
+    reverse_qdisc: Qdisc = _default_qdisc()
+
+
+class GraphNode(Model):
+    name: Name = Field(description="Node name.")
+
+
+class GraphLink(Model):
+    """A link between two nodes; duplex links get a twin in the other direction."""
+
+    from_: Name = Field(alias="from", description="Sending node.")
+    to: Name = Field(description="Receiving node.")
+    rate: Rate = Field(description="Rate.")
+    delay: Time = Field(description="One-way propagation delay.")
+    qdisc: Qdisc = _default_qdisc()
+    reverse_qdisc: Qdisc = _default_qdisc()
+    duplex: bool = Field(True, description="Also make the link to -> from (same rate and delay).")
+    monitor: bool = Field(False, description="Sample this link's queue (the forward direction).")
+    name: Optional[Name] = Field(None, description='Link name (default "from->to"; twin "to->from").')
+
+
+class Graph(Model):
+    """Any network: nodes, links, optional named groups of nodes."""
+
+    kind: Literal["graph"]
+    nodes: Annotated[
+        list[shape_union([("name", Name, is_scalar), ("table", GraphNode, is_table)], "a node name or {name = ...}")],
+        Field(min_length=2),
+    ] = Field(description="Node names (strings or {name = ...} tables).")
+    links: Annotated[list[GraphLink], Field(min_length=1)] = Field(description="Links.")
+    groups: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(
+        default_factory=dict, description="Named lists of nodes, usable as a flow's src or dst."
+    )
+
+
+Topology = tagged_union("kind", [Dumbbell, MultiRtt, ParkingLot, Graph], "topology")
+
+
+# ---------------------------------------------------------------------------
+# flows
+
+
+class TcpFlow(Model):
+    """``count`` TCP flows; flow j goes from src[j % len] to dst[j % len]."""
+
+    kind: Literal["tcp"]
+    group: Optional[Name] = Field(None, description='Label in the results (default "tcp<index>").')
+    count: PositiveInt = Field(1, description="Number of flows.")
+    src: Optional[Name] = Field(None, description="Source node or group (dumbbell default: senders).")
+    dst: Optional[Name] = Field(None, description="Destination node or group (default: the src group's receivers).")
+    path: Optional[Annotated[list[Name], Field(min_length=2)]] = Field(
+        None, description="Explicit path as node names (graph only; default: shortest by delay)."
+    )
+    start: VaryingTime = Field("0s", description="Start time: a value, a list (one per flow) or a distribution.")
+    size: PayloadOrInf = Field("inf", description='Payload to send: "inf" (long-lived), bytes or "30pkt".')
+    off_time: Optional[TimeDist] = Field(
+        None, description="Idle time between transfers: makes the flow an on-off source."
+    )
+    trace_cwnd: bool = Field(False, description="Record each flow's congestion window.")
+    tcp: Optional[TcpOverride] = Field(None, description="Overrides of [tcp] for these flows.")  # type: ignore[valid-type]
+
+
+class UdpFlow(Model):
+    """``count`` UDP sources."""
+
+    kind: Literal["udp"]
+    group: Optional[Name] = Field(None, description='Label in the results (default "udp<index>").')
+    count: PositiveInt = Field(1, description="Number of sources.")
+    src: Optional[Name] = Field(None, description="Source node or group.")
+    dst: Optional[Name] = Field(None, description="Destination node or group.")
+    path: Optional[Annotated[list[Name], Field(min_length=2)]] = Field(None, description="Explicit path (graph only).")
+    model: Literal["cbr", "poisson", "onoff"] = Field("cbr", description="Sending process.")
+    rate: Rate = Field(description="Sending rate (during on periods for onoff), on the wire.")
+    packet_size: Size = Field("1000B", description="Packet size on the wire.")
+    jitter: float = Field(0.0, ge=0.0, lt=1.0, description="cbr only: each gap uniform in interval*(1 +- jitter).")
+    on: Optional[TimeDist] = Field(None, description="onoff only: on-period distribution.")
+    off: Optional[TimeDist] = Field(None, description="onoff only: off-period distribution.")
+    start: VaryingTime = Field("0s", description="Start time.")
+    stop: Optional[Time] = Field(None, description="Stop time (default: the end of the run).")
+    tagged: bool = Field(False, description="Tagged multimedia traffic (for disciplines that treat it apart).")
+
+    @model_validator(mode="after")
+    def _model_fields(self) -> "UdpFlow":
+        if self.model == "onoff":
+            for f in ("on", "off"):
+                if getattr(self, f) is None:
+                    raise field_error(f, 'required when model = "onoff"')
+        else:
+            for f in ("on", "off"):
+                if getattr(self, f) is not None:
+                    raise field_error(f, 'only allowed when model = "onoff"')
+        if self.jitter and self.model != "cbr":
+            raise field_error("jitter", 'only allowed when model = "cbr"')
+        return self
+
+
+class TcpArrivals(Model):
+    """A Poisson process of TCP flow arrivals (seed 003's short flows)."""
+
+    kind: Literal["tcp_arrivals"]
+    group: Optional[Name] = Field(None, description='Label in the results (default "tcp_arrivals<index>").')
+    src: Optional[Name] = Field(None, description="Source node or group.")
+    dst: Optional[Name] = Field(None, description="Destination node or group.")
+    rate: Optional[Frequency] = Field(None, description='Arrival rate, e.g. "50/s" (give rate or load).')
+    load: Optional[float] = Field(
+        None, gt=0, description="Offered load as a fraction of the slowest link on the routes."
+    )
+    size: SizeDist = Field(description='Flow size: "30pkt", or {dist = "pareto", mean = "30pkt", shape = 1.2}.')
+    start: Time = Field("0s", description="First possible arrival.")
+    stop: Optional[Time] = Field(None, description="No arrivals after this (default: end of the run).")
+    tcp: Optional[TcpOverride] = Field(None, description="Overrides of [tcp].")  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _rate_or_load(self) -> "TcpArrivals":
+        if (self.rate is None) == (self.load is None):
+            raise field_error("rate", "give exactly one of rate and load")
+        return self
+
+
+Flow = tagged_union("kind", [TcpFlow, UdpFlow, TcpArrivals], "flow kind")
+
+
+# ---------------------------------------------------------------------------
+# the scenario
+
+
+class Scenario(Model):
+    """A whole scenario file."""
+
+    name: Name = Field("scenario", description="Name; default output directory results/<name>.")
+    description: str = Field("", description="Free text.")
+    seed: Annotated[int, Field(ge=0, lt=2**64)] = Field(1, description="Master seed.")
+    duration: PositiveTime = Field(description="Simulated time.")
+    warmup: Time = Field("0s", description="Excluded from summaries (< duration).")
+    sample_interval: Time = Field("100ms", description='Time-series sampling period ("0s": off).')
+    tcp: TcpConfig = Field(default_factory=TcpConfig, description="Defaults for every TCP flow.")
+    topology: Topology = Field(description="The network.")
+    flows: Annotated[list[Flow], Field(min_length=1)] = Field(description="Traffic.")
+
+    # -- construction that speaks in UserErrors --------------------------------
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise user_error(Scenario, e) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> "Scenario":  # type: ignore[override]
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as e:
+            raise user_error(cls, e) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Scenario":
+        """Read and validate a TOML scenario file. ``name`` defaults to the file's stem."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"no such file: {path}") from None
+        except OSError as e:
+            raise UserError(f"cannot read {path}: {e.strerror}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise UserError(f"{path}: invalid TOML: {e}") from None
+        data.setdefault("name", path.stem)
+        return cls.model_validate(data)
+
+    @classmethod
+    def coerce(cls, obj: "Scenario | str | Path | dict[str, Any]") -> "Scenario":
+        """A Scenario from a Scenario, a path to a TOML file, or a dict."""
+        if isinstance(obj, Scenario):
+            return obj
+        if isinstance(obj, (str, Path)):
+            return cls.load(obj)
+        if isinstance(obj, dict):
+            return cls.model_validate(obj)
+        raise TypeError(f"expected a Scenario, a path or a dict, got {type(obj).__name__}")
+
+    # -- checks across fields ----------------------------------------------------
+
+    @model_validator(mode="after")
+    def _check(self) -> "Scenario":
+        duration = units.parse_time(self.duration)
+        if units.parse_time(self.warmup) >= duration:
+            raise field_error("warmup", f"must be less than duration ({self.duration}), got {units._show(self.warmup)}")
+        if units.parse_time(self.sample_interval) > duration:
+            raise field_error("sample_interval", "must not exceed duration")
+        # Everything that needs the network (names, routes, list lengths, draws) is
+        # checked by resolving once; resolution raises UserErrors naming the field.
+        from .resolve import resolve
+
+        resolve(self)
+        return self
+
+    # -- output ------------------------------------------------------------------
+
+    def with_seed(self, seed: int) -> "Scenario":
+        """The same scenario with another master seed."""
+        return Scenario.model_validate({**self.to_dict(), "seed": seed})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as the user would write it, with every default filled in."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_toml(self) -> str:
+        from .tomlout import dumps
+
+        header = f"# aqmlab scenario {self.name!r}, every default filled in.\n"
+        return header + dumps(self.to_dict())
+
+    def resolve(self) -> dict[str, Any]:
+        """The contract value for the simulator (``crates/sim/src/scenario.rs``)."""
+        from .resolve import resolve
+
+        return resolve(self)
+
+    def resolved_json(self, indent: int | None = None) -> str:
+        """:meth:`resolve` as JSON (sorted keys: the same scenario gives the same text)."""
+        return json.dumps(self.resolve(), sort_keys=True, indent=indent, allow_nan=False)
