@@ -10,11 +10,13 @@ use crate::metrics::DelayHistogram;
 use crate::packet::SimPacket;
 use crate::Time;
 
+/// The state the event loop touches for every packet. What only the
+/// results need lives apart, in [`LinkRecord`], to keep this in few cache
+/// lines.
 pub struct Link {
-    pub name: String,
-    pub from: u32,
-    pub to: u32,
     pub rate_bps: u64,
+    /// Serialization time per byte, in ns as 32.32 fixed point.
+    ns_per_byte: u64,
     pub delay: Time,
     pub qdisc: Qdisc<SimPacket>,
     /// The transmitter is busy until then.
@@ -26,6 +28,36 @@ pub struct Link {
     /// Time of the pending `QdiscWake` event, if any (lazily cancelled).
     pub wake_at: Option<Time>,
     pub monitor: bool,
+}
+
+impl Link {
+    pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: bool) -> Self {
+        Self {
+            rate_bps,
+            ns_per_byte: (((8_000_000_000u128) << 32) / rate_bps as u128) as u64,
+            delay,
+            qdisc,
+            busy_until: 0,
+            tx_scheduled: false,
+            pipe: VecDeque::new(),
+            wake_at: None,
+            monitor,
+        }
+    }
+
+    /// Time to serialize `bytes` onto the link, rounded up to a nanosecond
+    /// (fixed point: no division per packet; exact to well under 1 ns).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        (bytes as u64 * self.ns_per_byte).div_ceil(1 << 32)
+    }
+}
+
+/// What the results need of a link, kept out of the hot path.
+pub struct LinkRecord {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
     /// Queueing delays in the measurement window (monitored links only).
     pub delays: DelayHistogram,
     /// Counters when the measurement window opened.
@@ -34,23 +66,13 @@ pub struct Link {
     pub departed_at_sample: u64,
 }
 
-impl Link {
-    /// Time to serialize `bytes` onto the link, rounded up to a nanosecond.
-    #[inline]
-    pub fn tx_time(&self, bytes: u32) -> Time {
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        bits.div_ceil(self.rate_bps as u128) as Time
-    }
-}
+/// A route: where its links start in the shared table. Packets carry it,
+/// so forwarding never looks up the flow.
+pub type RouteRef = u32;
 
-/// A route as a slice of the shared link-index table.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RouteRef {
-    pub start: u32,
-    pub len: u16,
-}
+const END: u32 = u32::MAX;
 
-/// Every route's links, one flat table: flows hold `RouteRef`s into it.
+/// Every route's links, one flat table, each route closed by an end mark.
 #[derive(Default)]
 pub struct Routes {
     links: Vec<u32>,
@@ -60,19 +82,19 @@ impl Routes {
     pub fn intern(&mut self, path: &[u32]) -> RouteRef {
         let start = self.links.len() as u32;
         self.links.extend_from_slice(path);
-        RouteRef { start, len: path.len() as u16 }
+        self.links.push(END);
+        start
     }
 
+    /// The link at `hop` of the route, or `None` past its end.
     #[inline]
     pub fn link(&self, route: RouteRef, hop: u8) -> Option<u32> {
-        if (hop as u16) < route.len {
-            Some(self.links[route.start as usize + hop as usize])
-        } else {
-            None
-        }
+        let l = self.links[route as usize + hop as usize];
+        (l != END).then_some(l)
     }
 
     pub fn links(&self, route: RouteRef) -> &[u32] {
-        &self.links[route.start as usize..route.start as usize + route.len as usize]
+        let rest = &self.links[route as usize..];
+        &rest[..rest.iter().position(|&l| l == END).unwrap()]
     }
 }

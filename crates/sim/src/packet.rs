@@ -1,4 +1,4 @@
-//! The simulator's packet: a small plain value (40 bytes) that is moved
+//! The simulator's packet: a small plain value (48 bytes) that is moved
 //! through queues and pipes, never boxed.
 
 use aqmlab_qdisc::{Ecn, Packet, TrafficClass};
@@ -33,6 +33,8 @@ pub struct SimPacket {
     /// Time it entered the queue it is in (queueing delay).
     pub enqueued_at: Time,
     pub flow: u32,
+    /// The route it follows (set when a host sends it).
+    pub route: u32,
     pub seq: u32,
     pub size: u32,
     /// Transfer number of an on-off source: packets of an earlier transfer

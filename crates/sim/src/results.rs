@@ -3,6 +3,7 @@
 use aqmlab_qdisc::DropReason;
 
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
+use crate::network::{Link, LinkRecord};
 use crate::sim::{Simulation, Transport};
 
 pub struct Results {
@@ -46,7 +47,7 @@ impl Results {
             ("conservation".into(), Scalar::Str(conservation)),
         ];
         if let Some(b) = sim.links.iter().position(|l| l.monitor) {
-            summary.push(("bottleneck".into(), Scalar::Str(sim.links[b].name.clone())));
+            summary.push(("bottleneck".into(), Scalar::Str(sim.link_records[b].name.clone())));
             summary.push(("bottleneck_utilization".into(), Scalar::F64(queues.f64("utilization")[b])));
             summary.push(("bottleneck_loss_rate".into(), Scalar::F64(queues.f64("loss_rate")[b])));
             summary.push(("bottleneck_mean_delay_s".into(), Scalar::F64(queues.f64("mean_delay_s")[b])));
@@ -135,43 +136,45 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
 
 fn queue_table(sim: &Simulation, window_s: f64) -> Table {
     let mut t = Table::default();
-    let links = &sim.links;
-    let col_u64 = |f: &dyn Fn(&crate::network::Link) -> u64| Column::U64(links.iter().map(f).collect());
-    let col_f64 = |f: &dyn Fn(&crate::network::Link) -> f64| Column::F64(links.iter().map(f).collect());
+    let links = || sim.links.iter().zip(&sim.link_records);
+    type Row<'a> = (&'a Link, &'a LinkRecord);
+    let col_u64 = |f: &dyn Fn(Row) -> u64| Column::U64(links().map(f).collect());
+    let col_f64 = |f: &dyn Fn(Row) -> f64| Column::F64(links().map(f).collect());
     let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
-    t.push("link", Column::Str(links.iter().map(|l| l.name.clone()).collect()));
-    t.push("from", Column::Str(links.iter().map(|l| node(l.from)).collect()));
-    t.push("to", Column::Str(links.iter().map(|l| node(l.to)).collect()));
-    t.push("qdisc", Column::Str(links.iter().map(|l| l.qdisc.name().to_string()).collect()));
-    t.push("rate_bps", col_u64(&|l| l.rate_bps));
-    t.push("delay_s", col_f64(&|l| secs(l.delay)));
-    t.push("monitored", Column::Bool(links.iter().map(|l| l.monitor).collect()));
-    t.push("arrivals", col_u64(&|l| l.qdisc.stats().arrivals));
-    t.push("departures", col_u64(&|l| l.qdisc.stats().departures));
-    t.push("drops", col_u64(&|l| l.qdisc.stats().total_drops()));
+    t.push("link", Column::Str(sim.link_records.iter().map(|r| r.name.clone()).collect()));
+    t.push("from", Column::Str(sim.link_records.iter().map(|r| node(r.from)).collect()));
+    t.push("to", Column::Str(sim.link_records.iter().map(|r| node(r.to)).collect()));
+    let links = sim.links.iter();
+    t.push("qdisc", Column::Str(links.clone().map(|l| l.qdisc.name().to_string()).collect()));
+    t.push("rate_bps", col_u64(&|(l, _)| l.rate_bps));
+    t.push("delay_s", col_f64(&|(l, _)| secs(l.delay)));
+    t.push("monitored", Column::Bool(links.clone().map(|l| l.monitor).collect()));
+    t.push("arrivals", col_u64(&|(l, _)| l.qdisc.stats().arrivals));
+    t.push("departures", col_u64(&|(l, _)| l.qdisc.stats().departures));
+    t.push("drops", col_u64(&|(l, _)| l.qdisc.stats().total_drops()));
     for r in DropReason::ALL {
-        t.push(&format!("drops_{}", r.as_str()), col_u64(&|l| l.qdisc.stats().drops[r.index()]));
+        t.push(&format!("drops_{}", r.as_str()), col_u64(&|(l, _)| l.qdisc.stats().drops[r.index()]));
     }
-    t.push("buffered_drop_bytes", col_u64(&|l| l.qdisc.stats().buffered_drop_bytes));
-    t.push("marks", col_u64(&|l| l.qdisc.stats().marks));
-    t.push("arrival_bytes", col_u64(&|l| l.qdisc.stats().arrival_bytes));
-    t.push("departure_bytes", col_u64(&|l| l.qdisc.stats().departure_bytes));
-    t.push("backlog_packets", col_u64(&|l| l.qdisc.backlog().packets));
-    t.push("peak_packets", col_u64(&|l| l.qdisc.stats().peak_packets));
-    t.push("window_arrivals", col_u64(&|l| l.qdisc.stats().arrivals - l.at_warmup.arrivals));
-    t.push("window_drops", col_u64(&|l| l.qdisc.stats().total_drops() - l.at_warmup.total_drops()));
+    t.push("buffered_drop_bytes", col_u64(&|(l, _)| l.qdisc.stats().buffered_drop_bytes));
+    t.push("marks", col_u64(&|(l, _)| l.qdisc.stats().marks));
+    t.push("arrival_bytes", col_u64(&|(l, _)| l.qdisc.stats().arrival_bytes));
+    t.push("departure_bytes", col_u64(&|(l, _)| l.qdisc.stats().departure_bytes));
+    t.push("backlog_packets", col_u64(&|(l, _)| l.qdisc.backlog().packets));
+    t.push("peak_packets", col_u64(&|(l, _)| l.qdisc.stats().peak_packets));
+    t.push("window_arrivals", col_u64(&|(l, r)| l.qdisc.stats().arrivals - r.at_warmup.arrivals));
+    t.push("window_drops", col_u64(&|(l, r)| l.qdisc.stats().total_drops() - r.at_warmup.total_drops()));
     t.push(
         "utilization",
-        col_f64(&|l| {
-            let bytes = l.qdisc.stats().departure_bytes - l.at_warmup.departure_bytes;
+        col_f64(&|(l, r)| {
+            let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
             bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
         }),
     );
     t.push(
         "loss_rate",
-        col_f64(&|l| {
-            let arrivals = l.qdisc.stats().arrivals - l.at_warmup.arrivals;
-            let drops = l.qdisc.stats().total_drops() - l.at_warmup.total_drops();
+        col_f64(&|(l, r)| {
+            let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
+            let drops = l.qdisc.stats().total_drops() - r.at_warmup.total_drops();
             if arrivals == 0 {
                 0.0
             } else {
@@ -179,9 +182,9 @@ fn queue_table(sim: &Simulation, window_s: f64) -> Table {
             }
         }),
     );
-    t.push("mean_delay_s", col_f64(&|l| l.delays.mean_s()));
-    t.push("p50_delay_s", col_f64(&|l| l.delays.quantile_s(0.5)));
-    t.push("p99_delay_s", col_f64(&|l| l.delays.quantile_s(0.99)));
+    t.push("mean_delay_s", col_f64(&|(_, r)| r.delays.mean_s()));
+    t.push("p50_delay_s", col_f64(&|(_, r)| r.delays.quantile_s(0.5)));
+    t.push("p99_delay_s", col_f64(&|(_, r)| r.delays.quantile_s(0.99)));
     t
 }
 
@@ -192,7 +195,7 @@ fn series_table(sim: &Simulation) -> Table {
         .iter()
         .zip(&s.metric)
         .map(|(&e, &m)| match m {
-            "queue_packets" | "queue_bytes" | "link_utilization" => sim.links[e as usize].name.clone(),
+            "queue_packets" | "queue_bytes" | "link_utilization" => sim.link_records[e as usize].name.clone(),
             "cwnd" => e.to_string(),
             _ => String::new(),
         })
@@ -207,7 +210,7 @@ fn series_table(sim: &Simulation) -> Table {
 
 fn histogram_table(sim: &Simulation) -> Table {
     let (mut link, mut lo, mut hi, mut count) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for l in sim.links.iter().filter(|l| l.monitor) {
+    for (_, l) in sim.links.iter().zip(&sim.link_records).filter(|(l, _)| l.monitor) {
         for (i, &c) in l.delays.counts.iter().enumerate() {
             if c > 0 {
                 let (a, b) = DelayHistogram::bounds(i);
@@ -233,9 +236,9 @@ fn conservation(sim: &Simulation) -> (bool, String) {
     let mut problems = Vec::new();
     let mut queued = 0;
     let mut propagating = 0;
-    for l in &sim.links {
+    for (l, r) in sim.links.iter().zip(&sim.link_records) {
         if let Err(e) = l.qdisc.check_conservation() {
-            problems.push(format!("{}: {e}", l.name));
+            problems.push(format!("{}: {e}", r.name));
         }
         queued += l.qdisc.backlog().packets;
         propagating += l.pipe.len() as u64;

@@ -5,7 +5,7 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
-use crate::network::{Link, RouteRef, Routes};
+use crate::network::{Link, LinkRecord, RouteRef, Routes};
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
@@ -88,6 +88,7 @@ pub struct Simulation {
     pub now: Time,
     pub events: EventQueue,
     pub links: Vec<Link>,
+    pub link_records: Vec<LinkRecord>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
     pub groups: Vec<String>,
@@ -107,18 +108,18 @@ impl Simulation {
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| Link {
+            .map(|(i, l)| {
+                let qdisc = Qdisc::new(l.qdisc.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64)));
+                Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor)
+            })
+            .collect();
+        let link_records = scenario
+            .links
+            .iter()
+            .map(|l| LinkRecord {
                 name: l.name.clone(),
                 from: l.from,
                 to: l.to,
-                rate_bps: l.rate_bps,
-                delay: l.delay_ns,
-                qdisc: Qdisc::new(l.qdisc.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64))),
-                busy_until: 0,
-                tx_scheduled: false,
-                pipe: Default::default(),
-                wake_at: None,
-                monitor: l.monitor,
                 delays: Default::default(),
                 at_warmup: Default::default(),
                 departed_at_sample: 0,
@@ -128,6 +129,7 @@ impl Simulation {
             now: 0,
             events: EventQueue::default(),
             links,
+            link_records,
             routes: Routes::default(),
             flows: Vec::new(),
             groups: Vec::new(),
@@ -298,11 +300,11 @@ impl Simulation {
     // ---- the network ------------------------------------------------------
 
     /// A host puts a packet on the first link of its route.
-    fn inject(&mut self, packet: SimPacket) {
+    fn inject(&mut self, mut packet: SimPacket) {
         self.ledger.injected += 1;
         let flow = &self.flows[packet.flow as usize];
-        let route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
-        match self.routes.link(route, 0) {
+        packet.route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
+        match self.routes.link(packet.route, 0) {
             Some(link) => self.enqueue(link as usize, packet),
             None => self.arrive_at_endpoint(packet),
         }
@@ -339,7 +341,7 @@ impl Simulation {
             return;
         };
         if link.monitor && self.warmed_up {
-            link.delays.record(now - packet.enqueued_at);
+            self.link_records[l].delays.record(now - packet.enqueued_at);
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
@@ -364,9 +366,7 @@ impl Simulation {
             self.events.schedule(next, Event::PipeHead(l as u32));
         }
         packet.hop += 1;
-        let flow = &self.flows[packet.flow as usize];
-        let route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
-        match self.routes.link(route, packet.hop) {
+        match self.routes.link(packet.route, packet.hop) {
             Some(next) => self.enqueue(next as usize, packet),
             None => self.arrive_at_endpoint(packet),
         }
@@ -593,6 +593,7 @@ impl Simulation {
             stamp: now,
             enqueued_at: now,
             flow: f,
+            route: 0,
             seq: udp.seq,
             size: udp.packet_size,
             epoch: 0,
@@ -657,15 +658,15 @@ impl Simulation {
 
     fn open_window(&mut self) {
         self.warmed_up = true;
-        for link in &mut self.links {
-            link.at_warmup = link.qdisc.stats().clone();
+        for (link, record) in self.links.iter().zip(&mut self.link_records) {
+            record.at_warmup = link.qdisc.stats().clone();
         }
     }
 
     fn sample(&mut self) {
         let now = self.now;
         let interval = self.scenario.sample_interval_ns;
-        for (i, link) in self.links.iter_mut().enumerate() {
+        for (i, (link, record)) in self.links.iter().zip(&mut self.link_records).enumerate() {
             if !link.monitor {
                 continue;
             }
@@ -674,10 +675,10 @@ impl Simulation {
             self.series.push(now, "queue_packets", i as u32, b.packets as f64);
             self.series.push(now, "queue_bytes", i as u32, b.bytes as f64);
             if now > 0 {
-                let util = (departed - link.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
+                let util = (departed - record.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
                 self.series.push(now, "link_utilization", i as u32, util);
             }
-            link.departed_at_sample = departed;
+            record.departed_at_sample = departed;
         }
         let mut sum_cwnd = 0.0;
         let mut in_ca = 0u32;
