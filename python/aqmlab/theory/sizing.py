@@ -216,6 +216,25 @@ def window_sum_monte_carlo(n: int, bdp: float, buffer_packets: float, samples: i
     return float(tot.mean()), float(tot.std())
 
 
+def eq37_monte_carlo(buffer_packets: float, bdp: float, n: int, samples: int = 20000,
+                     seed: int = 1) -> float:
+    """Monte Carlo of the reading of Eq 3.7 (digest 003 section 2.8, [derived]): sum n
+    independent sawtooth windows (uniform on [2/3, 4/3] of ``(BDP + B)/n``), centre the
+    resulting queue at B/2, and return the fraction of samples with the queue inside [0, B].
+    Checks the CLT step; by construction it should approach :func:`util_lower_bound`."""
+    rng = np.random.default_rng(seed)
+    w_bar = (bdp + buffer_packets) / n
+    tot = np.zeros(samples)
+    chunk = max(1, 2_000_000 // samples)
+    left = n
+    while left > 0:
+        k = min(chunk, left)
+        tot += rng.uniform(2 / 3 * w_bar, 4 / 3 * w_bar, size=(samples, k)).sum(axis=1)
+        left -= k
+    q = tot - tot.mean() + buffer_packets / 2.0
+    return float(np.mean((q >= 0) & (q <= buffer_packets)))
+
+
 # ---------------------------------------------------------------------------
 # Mixes, flow completion times, flow-count brackets (thesis sections 5.4, 6.2)
 # ---------------------------------------------------------------------------
