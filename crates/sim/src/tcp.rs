@@ -479,3 +479,215 @@ impl TcpReceiver {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(variant: TcpVariant) -> TcpProfile {
+        TcpProfile {
+            variant,
+            packet_size: 1000,
+            header_size: 40,
+            ack_size: 40,
+            initial_window: 2,
+            initial_ssthresh: 10_000,
+            receiver_window: 10_000,
+            delayed_ack: false,
+            delayed_ack_timeout_ns: 100_000_000,
+            dupack_threshold: 3,
+            min_rto_ns: 200_000_000,
+            max_rto_ns: 60_000_000_000,
+            initial_rto_ns: 1_000_000_000,
+            clock_granularity_ns: 10_000_000,
+            syn: false,
+            ecn: false,
+        }
+    }
+
+    fn ack(seq: u32, stamp: Time) -> SimPacket {
+        SimPacket {
+            stamp,
+            enqueued_at: 0,
+            flow: 0,
+            route: 0,
+            seq,
+            size: 40,
+            epoch: 0,
+            hop: 0,
+            kind: Kind::Ack,
+            class: TrafficClass::Tcp,
+            ecn: Ecn::NotEct,
+            ece: false,
+        }
+    }
+
+    fn sent(out: &mut Outbox) -> Vec<u32> {
+        out.packets.drain(..).map(|p| p.seq).collect()
+    }
+
+    /// Open a connection and grow it to `cwnd` = 10 with nothing lost:
+    /// packets 0..=19 are outstanding... returns the sender.
+    fn grown(variant: TcpVariant) -> (TcpSender, TcpProfile, Outbox) {
+        let p = profile(variant);
+        let mut s = TcpSender::new(&p, None);
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![0, 1]);
+        // Slow start: each ACK adds one packet to cwnd and sends two.
+        for a in 1..=8 {
+            s.on_ack(&ack(a, 0), 100, &p, &mut out);
+        }
+        assert_eq!(s.cwnd, 10.0);
+        assert_eq!(sent(&mut out), (2..18).collect::<Vec<_>>());
+        (s, p, out)
+    }
+
+    #[test]
+    fn slow_start_then_congestion_avoidance() {
+        let (mut s, mut p, mut out) = grown(TcpVariant::Reno);
+        s.ssthresh = 10.0;
+        p.initial_ssthresh = 10;
+        s.on_ack(&ack(9, 0), 200, &p, &mut out);
+        assert!((s.cwnd - 10.1).abs() < 1e-9, "CA adds 1/cwnd per ACK, got {}", s.cwnd);
+    }
+
+    #[test]
+    fn reno_fast_retransmit_and_recovery() {
+        let (mut s, p, mut out) = grown(TcpVariant::Reno);
+        // Packet 8 is lost: ACKs for 9, 10, 11 all say 8.
+        for _ in 0..2 {
+            s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        }
+        assert!(sent(&mut out).is_empty(), "two dupACKs do nothing");
+        s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        // ssthresh = window/2 = 5, cwnd = 5 + 3, and packet 8 is resent.
+        assert_eq!(s.ssthresh, 5.0);
+        assert_eq!(s.cwnd, 8.0);
+        assert_eq!(sent(&mut out), vec![8]);
+        assert_eq!(s.counters.retransmissions, 1);
+        // Inflation: with 10 outstanding (8..18), cwnd must pass 18 - 8 = 10
+        // before new data goes out: the 6th dupACK brings cwnd to 11.
+        for _ in 0..3 {
+            s.on_ack(&ack(8, 0), 310, &p, &mut out);
+        }
+        assert_eq!(s.cwnd, 11.0);
+        assert_eq!(sent(&mut out), vec![18]);
+        // The retransmission's ACK ends recovery: cwnd deflates to ssthresh.
+        s.on_ack(&ack(19, 0), 400, &p, &mut out);
+        assert_eq!(s.cwnd, 5.0);
+        assert_eq!(s.counters.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn newreno_partial_ack_retransmits_the_next_hole() {
+        let (mut s, p, mut out) = grown(TcpVariant::Newreno);
+        for _ in 0..3 {
+            s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        }
+        assert_eq!(sent(&mut out), vec![8]);
+        // 8 and 12 were lost: the retransmitted 8 brings a partial ACK of 12.
+        s.on_ack(&ack(12, 0), 400, &p, &mut out);
+        let resent = sent(&mut out);
+        assert_eq!(resent.first(), Some(&12), "partial ACK resends 12 at once");
+        assert!(s.in_recovery);
+        // cwnd = 8 - 4 acknowledged + 1.
+        assert_eq!(s.cwnd, 5.0);
+        // Full ACK ends recovery with cwnd = ssthresh.
+        s.on_ack(&ack(18, 0), 500, &p, &mut out);
+        assert!(!s.in_recovery);
+        assert_eq!(s.cwnd, 5.0);
+    }
+
+    #[test]
+    fn tahoe_restarts_from_one_packet_and_goes_back() {
+        let (mut s, p, mut out) = grown(TcpVariant::Tahoe);
+        for _ in 0..3 {
+            s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        }
+        assert_eq!(s.cwnd, 1.0);
+        assert_eq!(s.ssthresh, 5.0);
+        assert_eq!(sent(&mut out), vec![8]);
+        // The next ACK slides the window: 9 and 10 are resent (go-back-N).
+        s.on_ack(&ack(9, 0), 400, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![9, 10]);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_restarts_from_one_packet() {
+        let (mut s, p, mut out) = grown(TcpVariant::Reno);
+        let first = s.rto_deadline.unwrap();
+        s.on_timeout(first, 0, &p, &mut out);
+        assert_eq!(s.cwnd, 1.0);
+        assert_eq!(s.ssthresh, 5.0);
+        assert_eq!(sent(&mut out), vec![8]);
+        assert_eq!(s.counters.timeouts, 1);
+        // The RTT was 100 ns: RTO = max(min_rto, srtt + max(G, 4 rttvar)) =
+        // 200 ms, doubled once by the back-off.
+        assert_eq!(s.rto_deadline, Some(first + 400_000_000));
+    }
+
+    #[test]
+    fn rto_follows_rfc6298() {
+        let p = profile(TcpVariant::Reno);
+        let mut s = TcpSender::new(&p, None);
+        assert_eq!(s.rto(&p), 1_000_000_000, "initial RTO");
+        s.rtt_sample(300e6);
+        // SRTT = 300 ms, RTTVAR = 150 ms: RTO = 300 + 4 * 150 = 900 ms.
+        assert_eq!(s.rto(&p), 900_000_000);
+        s.rtt_sample(100e6);
+        // RTTVAR = 3/4 150 + 1/4 |300 - 100| = 162.5; SRTT = 275.
+        assert_eq!(s.rto(&p), 925_000_000);
+    }
+
+    #[test]
+    fn finite_transfer_completes_with_a_short_last_packet() {
+        let p = profile(TcpVariant::Reno);
+        let mut s = TcpSender::new(&p, Some(2000)); // 960 + 960 + 80
+        assert_eq!(s.total, 3);
+        assert_eq!(payload_of(&p, Some(2000), 2), 80);
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        assert!(!s.on_ack(&ack(2, 0), 10, &p, &mut out));
+        let last = out.packets.pop().unwrap();
+        assert_eq!((last.seq, last.size), (2, 120));
+        assert!(s.on_ack(&ack(3, 0), 20, &p, &mut out));
+        assert_eq!(s.phase, Phase::Done);
+        assert_eq!(s.rto_deadline, None);
+    }
+
+    fn data(seq: u32) -> SimPacket {
+        SimPacket { kind: Kind::Data, seq, size: 1000, ..ack(0, 7) }
+    }
+
+    #[test]
+    fn receiver_acks_cumulatively_and_fills_holes() {
+        let p = profile(TcpVariant::Reno);
+        let mut r = TcpReceiver::default();
+        let mut out = Outbox::default();
+        let mut acks = |r: &mut TcpReceiver, seq| {
+            let d = r.on_data(&data(seq), 0, &p, &mut out);
+            (out.packets.pop().unwrap().seq, d.new_in_order)
+        };
+        assert_eq!(acks(&mut r, 0), (1, 1));
+        assert_eq!(acks(&mut r, 2), (1, 0), "a hole gives a dupACK");
+        assert_eq!(acks(&mut r, 3), (1, 0));
+        assert_eq!(acks(&mut r, 1), (4, 3), "the hole filled: the ACK jumps");
+        assert_eq!(acks(&mut r, 1), (4, 0), "a duplicate delivers nothing");
+    }
+
+    #[test]
+    fn delayed_ack_every_second_packet() {
+        let mut p = profile(TcpVariant::Reno);
+        p.delayed_ack = true;
+        let mut r = TcpReceiver::default();
+        let mut out = Outbox::default();
+        r.on_data(&data(0), 0, &p, &mut out);
+        assert!(out.packets.is_empty());
+        assert_eq!(r.delack_deadline, Some(100_000_000));
+        r.on_data(&data(1), 10, &p, &mut out);
+        assert_eq!(out.packets.pop().map(|a| a.seq), Some(2));
+        r.on_data(&data(3), 20, &p, &mut out);
+        assert_eq!(out.packets.pop().map(|a| a.seq), Some(2), "out of order: ACK at once");
+    }
+}
