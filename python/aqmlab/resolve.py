@@ -75,10 +75,13 @@ class _Profiles:
         self.base = base
         self.list: list[dict[str, Any]] = []
         self._index: dict[str, int] = {}
+        self._base: tuple[int, dict[str, Any]] | None = None
 
     def index(self, override: Any, where: str) -> tuple[int, dict[str, Any]]:
         from .scenario import TcpConfig
 
+        if override is None and self._base is not None:
+            return self._base
         cfg = self.base
         place = "tcp"
         if override is not None:
@@ -93,6 +96,8 @@ class _Profiles:
         if key not in self._index:
             self._index[key] = len(self.list)
             self.list.append(prof)
+        if override is None:
+            self._base = (self._index[key], prof)
         return self._index[key], prof
 
 
@@ -126,16 +131,25 @@ def dist_mean(d: dict[str, Any]) -> float:
     return d["mean"]
 
 
+def _members(net: Network, spec: str | list[str], where: str) -> list[str]:
+    if isinstance(spec, str):
+        return net.members(spec, where)
+    out: list[str] = []
+    for i, name in enumerate(spec):
+        out += net.members(name, f"{where}[{i}]")
+    return out
+
+
 def _endpoints(net: Network, f: Any, where: str) -> tuple[list[str], list[str]]:
     path = getattr(f, "path", None)
     src = f.src or (path[0] if path else None) or net.default_src
     if src is None:
         raise UserError("required here (a node or group name)", f"{where}.src")
-    srcs = net.members(src, f"{where}.src")
-    dst = f.dst or (path[-1] if path else None) or net.default_dst.get(src)
+    srcs = _members(net, src, f"{where}.src")
+    dst = f.dst or (path[-1] if path else None) or (net.default_dst.get(src) if isinstance(src, str) else None)
     if dst is None:
-        raise UserError(f'required here: no default destination for src "{src}"', f"{where}.dst")
-    dsts = net.members(dst, f"{where}.dst")
+        raise UserError(f"required here: no default destination for src {json.dumps(src)}", f"{where}.dst")
+    dsts = _members(net, dst, f"{where}.dst")
     if path is not None:
         if len(srcs) != 1 or len(dsts) != 1 or path[0] != srcs[0] or path[-1] != dsts[0]:
             raise UserError("must run from the flow's src node to its dst node (single nodes)", f"{where}.path")

@@ -49,6 +49,8 @@ from .schema import (
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", max_length=100)]
 PositiveInt = Annotated[int, Field(ge=1)]
+#: A flow's src or dst: a node or group name, or a list of them (concatenated).
+Endpoint = Union[Name, Annotated[list[Name], Field(min_length=1)]]
 
 # ---------------------------------------------------------------------------
 # distributions
@@ -342,8 +344,8 @@ class TcpFlow(Model):
     kind: Literal["tcp"]
     group: Optional[Name] = Field(None, description='Label in the results (default "tcp<index>").')
     count: PositiveInt = Field(1, description="Number of flows.")
-    src: Optional[Name] = Field(None, description="Source node or group (dumbbell default: senders).")
-    dst: Optional[Name] = Field(None, description="Destination node or group (default: the src group's receivers).")
+    src: Optional[Endpoint] = Field(None, description="Source node(s) or group (dumbbell default: senders).")
+    dst: Optional[Endpoint] = Field(None, description="Destination node(s) or group (default: the src group's receivers).")
     path: Optional[Annotated[list[Name], Field(min_length=2)]] = Field(
         None, description="Explicit path as node names (graph only; default: shortest by delay)."
     )
@@ -362,8 +364,8 @@ class UdpFlow(Model):
     kind: Literal["udp"]
     group: Optional[Name] = Field(None, description='Label in the results (default "udp<index>").')
     count: PositiveInt = Field(1, description="Number of sources.")
-    src: Optional[Name] = Field(None, description="Source node or group.")
-    dst: Optional[Name] = Field(None, description="Destination node or group.")
+    src: Optional[Endpoint] = Field(None, description="Source node(s) or group.")
+    dst: Optional[Endpoint] = Field(None, description="Destination node(s) or group.")
     path: Optional[Annotated[list[Name], Field(min_length=2)]] = Field(None, description="Explicit path (graph only).")
     model: Literal["cbr", "poisson", "onoff"] = Field("cbr", description="Sending process.")
     rate: Rate = Field(description="Sending rate (during on periods for onoff), on the wire.")
@@ -395,8 +397,8 @@ class TcpArrivals(Model):
 
     kind: Literal["tcp_arrivals"]
     group: Optional[Name] = Field(None, description='Label in the results (default "tcp_arrivals<index>").')
-    src: Optional[Name] = Field(None, description="Source node or group.")
-    dst: Optional[Name] = Field(None, description="Destination node or group.")
+    src: Optional[Endpoint] = Field(None, description="Source node(s) or group.")
+    dst: Optional[Endpoint] = Field(None, description="Destination node(s) or group.")
     rate: Optional[Frequency] = Field(None, description='Arrival rate, e.g. "50/s" (give rate or load).')
     load: Optional[float] = Field(
         None, gt=0, description="Offered load as a fraction of the slowest link on the routes."

@@ -115,6 +115,7 @@ class Network:
     #: end host -> (its router, link host->router, link router->host)
     stubs: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     _paths: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
+    _core_paths: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
 
     def add_node(self, name: str, where: str = "topology") -> int:
         if name in self.node_index:
@@ -183,7 +184,12 @@ class Network:
             elif b in self.stubs and end == a:
                 path = suffix
             else:
-                mid = [] if start == end else self._dijkstra(start, end)
+                if start == end:
+                    mid: list[int] | None = []
+                else:
+                    if (start, end) not in self._core_paths:
+                        self._core_paths[start, end] = self._dijkstra(start, end)
+                    mid = self._core_paths[start, end]
                 path = None if mid is None else prefix + mid + suffix
             self._paths[key] = path
         path = self._paths[key]
@@ -193,7 +199,7 @@ class Network:
 
     def _dijkstra(self, a: str, b: str) -> list[int] | None:
         src, dst = self.node_index[a], self.node_index[b]
-        skip = {self.node_index[h] for h in self.stubs}
+        skip = {self.node_index[h] for h in self.stubs} if self.stubs else set()
         best: dict[int, tuple[int, int, tuple[str, ...]]] = {}
         heap: list[tuple[int, int, tuple[str, ...], int, tuple[int, ...]]] = [(0, 0, (a,), src, ())]
         while heap:

@@ -231,6 +231,8 @@ def format_rate(bps: float) -> str:
 
 def format_time(ns: float) -> str:
     """Human-readable time: 20_000_000 -> "20ms"."""
+    if ns == 0:
+        return "0s"
     for unit, mult in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if abs(ns) >= mult:
             return f"{ns / mult:.4g}{unit}"

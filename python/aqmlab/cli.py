@@ -1,0 +1,193 @@
+"""The ``aqmlab`` command line.
+
+    aqmlab run SCENARIO [--out DIR] [--plot] [--seed N] [--quiet]
+    aqmlab validate SCENARIO
+    aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
+
+A mistake in the input prints one message naming the field on stderr and exits
+with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .errors import UserError
+
+app = typer.Typer(
+    name="aqmlab",
+    help="aqmlab: a laboratory for router buffer management.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _mount_size() -> None:
+    try:
+        from .theory.cli import size_app
+    except ModuleNotFoundError as e:  # the theory module not written yet: run without it
+        if e.name not in ("aqmlab.theory", "aqmlab.theory.cli"):
+            raise
+        return
+    app.add_typer(size_app, name="size")
+
+
+_mount_size()
+
+
+def _fmt_rate(bps: float) -> str:
+    from .units import format_rate
+
+    return format_rate(bps)
+
+
+def _fmt_time(ns: float) -> str:
+    from .units import format_time
+
+    return format_time(ns)
+
+
+def _limit(q: dict[str, Any]) -> str:
+    lim = q.get("limit")
+    if isinstance(lim, dict) and len(lim) == 1:
+        (unit, n), = lim.items()
+        return f" {n}{'pkt' if unit == 'packets' else 'B'}"
+    return ""
+
+
+def describe(scenario: Any, resolved: dict[str, Any]) -> list[str]:
+    """A short text description of what a resolved scenario builds."""
+    nodes = resolved["nodes"]
+    links = resolved["links"]
+    lines = [
+        f"scenario {scenario.name}: seed {resolved['seed']}, {_fmt_time(resolved['duration_ns'])} simulated"
+        f" (warm-up {_fmt_time(resolved['warmup_ns'])}), samples every {_fmt_time(resolved['sample_interval_ns'])}",
+        f"network: {len(nodes)} nodes, {len(links)} links ({scenario.topology.kind})",
+    ]
+    for link in links:
+        if link["monitor"]:
+            lines.append(
+                f"  monitored {link['name']}: {nodes[link['from']]['name']} -> {nodes[link['to']]['name']}, "
+                f"{_fmt_rate(link['rate_bps'])}, {_fmt_time(link['delay_ns'])}, "
+                f"{link['qdisc']['kind']}{_limit(link['qdisc'])}"
+            )
+    lines.append(f"tcp profiles: {len(resolved['tcp_profiles'])}")
+
+    def rtt(route: dict[str, Any]) -> int:
+        return sum(links[i]["delay_ns"] for i in route["path"] + route["reverse_path"])
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in resolved["flows"]:
+        groups.setdefault(f["group"], []).append(f)
+    for g, fl in groups.items():
+        kind = fl[0]["kind"]
+        srcs = sorted({nodes[f["route"]["src"]]["name"] for f in fl})
+        dsts = sorted({nodes[f["route"]["dst"]]["name"] for f in fl})
+        text = f"  {g}: {len(fl)} {kind} flow{'s' if len(fl) != 1 else ''}, {len(srcs)} source(s) -> {len(dsts)} destination(s)"
+        if kind == "tcp":
+            rtts = [rtt(f["route"]) for f in fl]
+            lo, hi = min(rtts), max(rtts)
+            text += f", propagation RTT {_fmt_time(lo)}" + (f"..{_fmt_time(hi)}" if hi != lo else "")
+            sizes = {f["size_bytes"] for f in fl}
+            text += ", long-lived" if sizes == {None} else ", finite transfers"
+            if any(f["off_time"] for f in fl):
+                text += ", on-off"
+        else:
+            text += f", {fl[0]['source']['model']} at {_fmt_rate(fl[0]['source']['rate_bps'])}"
+        starts = [f["start_ns"] for f in fl]
+        text += f", start {_fmt_time(min(starts))}" + (f"..{_fmt_time(max(starts))}" if max(starts) != min(starts) else "")
+        lines.append(text)
+    if resolved["flows"]:
+        lines.insert(len(lines) - len(groups), f"flows: {len(resolved['flows'])}")
+    for a in resolved["arrivals"]:
+        mean = a["size_bytes"].get("mean", a["size_bytes"].get("value"))
+        lines.append(
+            f"arrivals {a['group']}: Poisson {a['rate_per_s']:.4g} flows/s, {a['size_bytes']['dist']} size"
+            f" (mean {mean:.6g} B), {len(a['routes'])} route(s)"
+        )
+    return lines
+
+
+@app.command()
+def validate(scenario: str = typer.Argument(..., help="Scenario TOML file.")) -> None:
+    """Check a scenario file without running it, and say what it would build."""
+    from .scenario import Scenario
+
+    s = Scenario.load(scenario)
+    resolved = s.resolve()
+    for line in describe(s, resolved):
+        typer.echo(line)
+    typer.echo("ok")
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default results/<name>)."),
+    plot: bool = typer.Option(False, "--plot", help="Also write PNG plots into the results directory."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Replace the scenario's seed."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+) -> None:
+    """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
+    from .run import run as run_scenario
+    from .scenario import Scenario
+
+    s = Scenario.load(scenario)
+    if seed is not None:
+        if seed < 0 or seed >= 2**64:
+            raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
+        s = s.with_seed(seed)
+    res = run_scenario(s, progress=not quiet)
+    directory = res.write(out if out is not None else Path("results") / s.name)
+    plots: list[Path] = []
+    if plot:
+        from .plots import plot_all
+
+        plots = plot_all(res, directory)
+    if quiet:
+        return
+    for line in summary_lines(res):
+        typer.echo(line)
+    typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
+
+
+def summary_lines(res: Any) -> list[str]:
+    """A few lines about a finished run."""
+    s = res.summary
+    lines = []
+    head = [f"{k} {s[k]}" for k in ("events", "data_packets_delivered") if k in s]
+    if "wall_time_s" in res.timing:
+        head.append(f"wall time {res.timing['wall_time_s']:.2f} s")
+    if head:
+        lines.append(", ".join(head))
+    if not res.queues.is_empty() and "link" in res.queues.columns:
+        monitored = {l["name"] for l in res.scenario["links"] if l["monitor"]}
+        for row in res.queues.iter_rows(named=True):
+            if row["link"] in monitored:
+                parts = [f"queue {row['link']}:"]
+                if row.get("utilization") is not None:
+                    parts.append(f"utilization {100 * row['utilization']:.2f}%")
+                if row.get("loss_rate") is not None:
+                    parts.append(f"loss {100 * row['loss_rate']:.3f}%")
+                if row.get("mean_delay_s") is not None:
+                    parts.append(f"mean delay {1000 * row['mean_delay_s']:.2f} ms")
+                lines.append(" ".join(parts))
+    if s.get("jain_index") is not None:
+        lines.append(f"Jain fairness index {s['jain_index']:.4f}")
+    if s.get("conservation_ok") is False:
+        lines.append("WARNING: packet conservation check failed")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: runs the app; a UserError becomes a message and exit status 2."""
+    try:
+        app(args=argv, prog_name="aqmlab")
+    except UserError as e:
+        sys.stderr.write(f"error: {e}\n")
+        sys.exit(e.exit_code)

@@ -1,0 +1,137 @@
+"""The results of one run: data frames, and the files they are written to.
+
+A results directory holds::
+
+    scenario.toml        the user's scenario with every default filled in
+    resolved.json        the value the simulator ran (the Rust contract)
+    summary.json         run-level figures (sorted keys; no wall-clock values)
+    timing.json          wall-clock figures (the only file that differs between reruns)
+    flows.parquet        one row per flow
+    queues.parquet       one row per link queue
+    timeseries.parquet   long format: time_s, metric, entity, value
+    histograms.parquet   queueing-delay histograms
+
+Same scenario and seed give byte-identical files, except ``timing.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+#: Parquet settings: fixed, so files are reproducible byte for byte.
+PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "statistics": True}
+
+_TABLES = ("flows", "queues", "timeseries", "histograms")
+
+
+def is_timing(key: str) -> bool:
+    """Whether a summary key is a wall-clock or machine figure (kept out of summary.json)."""
+    return any(word in key for word in ("wall", "memory", "rss", "elapsed"))
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe, stable values: non-finite floats become null; numpy scalars Python."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def dump_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, two-space indent, shortest round-trip floats."""
+    return json.dumps(_clean(value), sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _frame(columns: Any) -> pl.DataFrame:
+    if columns is None:
+        return pl.DataFrame()
+    if isinstance(columns, pl.DataFrame):
+        return columns
+    return pl.DataFrame(dict(columns), strict=False)
+
+
+class Results:
+    """One run's results.
+
+    Attributes: ``summary`` (dict), ``timing`` (dict of wall-clock figures),
+    ``flows``, ``queues``, ``timeseries``, ``histograms`` (polars DataFrames),
+    ``scenario`` (the resolved contract dict) and ``source`` (the
+    :class:`~aqmlab.scenario.Scenario`, when known).
+    """
+
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        scenario: dict[str, Any],
+        source: Any = None,
+        timing: dict[str, Any] | None = None,
+    ) -> None:
+        summary = dict(raw.get("summary") or {})
+        self.timing: dict[str, Any] = {k: summary.pop(k) for k in sorted(summary) if is_timing(k)}
+        self.timing.update(timing or {})
+        self.summary: dict[str, Any] = summary
+        self.flows = _frame(raw.get("flows"))
+        self.queues = _frame(raw.get("queues"))
+        self.timeseries = _frame(raw.get("timeseries"))
+        self.histograms = _frame(raw.get("histograms"))
+        self.scenario = scenario
+        self.source = source
+
+    def __repr__(self) -> str:
+        return (
+            f"<Results {len(self.flows)} flows, {len(self.queues)} queues, "
+            f"{len(self.timeseries)} samples>"
+        )
+
+    @property
+    def name(self) -> str:
+        return getattr(self.source, "name", "scenario")
+
+    def metric(self, metric: str, entity: str | None = None) -> pl.DataFrame:
+        """One metric of the time series (``time_s``, ``entity``, ``value``)."""
+        ts = self.timeseries
+        if ts.is_empty():
+            return pl.DataFrame({"time_s": [], "entity": [], "value": []})
+        out = ts.filter(pl.col("metric") == metric)
+        if entity is not None:
+            out = out.filter(pl.col("entity") == entity)
+        return out.select("time_s", "entity", "value").sort("entity", "time_s", maintain_order=True)
+
+    def write(self, out: str | Path) -> Path:
+        """Write the results directory (created if needed); returns its path."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        if self.source is not None:
+            (out / "scenario.toml").write_text(self.source.to_toml(), encoding="utf-8")
+        (out / "resolved.json").write_text(dump_json(self.scenario), encoding="utf-8")
+        (out / "summary.json").write_text(dump_json(self.summary), encoding="utf-8")
+        (out / "timing.json").write_text(dump_json(self.timing), encoding="utf-8")
+        for name in _TABLES:
+            getattr(self, name).write_parquet(out / f"{name}.parquet", **PARQUET_OPTIONS)
+        return out
+
+    @classmethod
+    def read(cls, directory: str | Path) -> "Results":
+        """Load a results directory written by :meth:`write`."""
+        d = Path(directory)
+        raw: dict[str, Any] = {"summary": json.loads((d / "summary.json").read_text())}
+        for name in _TABLES:
+            p = d / f"{name}.parquet"
+            raw[name] = pl.read_parquet(p) if p.exists() else None
+        timing = json.loads((d / "timing.json").read_text()) if (d / "timing.json").exists() else {}
+        source = None
+        if (d / "scenario.toml").exists():
+            from .scenario import Scenario
+
+            source = Scenario.load(d / "scenario.toml")
+        return cls(raw, json.loads((d / "resolved.json").read_text()), source, timing)
