@@ -145,7 +145,7 @@ pub struct TimeSeries {
 impl TimeSeries {
     #[inline]
     pub fn push(&mut self, time: Time, metric: &'static str, entity: u32, value: f64) {
-        self.time_s.push(time as f64 * 1e-9);
+        self.time_s.push(time as f64 / 1e9);
         self.metric.push(metric);
         self.entity.push(entity);
         self.value.push(value);

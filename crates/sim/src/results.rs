@@ -32,8 +32,8 @@ impl Results {
         let (conservation_ok, conservation) = conservation(sim);
         let mut summary = vec![
             ("seed".into(), Scalar::U64(sim.scenario.seed)),
-            ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 * 1e-9)),
-            ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 * 1e-9)),
+            ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 / 1e9)),
+            ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 / 1e9)),
             ("flows".into(), Scalar::U64(sim.flows.len() as u64)),
             ("events".into(), Scalar::U64(sim.events_processed)),
             ("wall_time_s".into(), Scalar::F64(wall_time_s)),
@@ -61,7 +61,7 @@ impl Results {
 }
 
 fn secs(ns: u64) -> f64 {
-    ns as f64 * 1e-9
+    ns as f64 / 1e9
 }
 
 fn flow_table(sim: &Simulation, window_s: f64) -> Table {

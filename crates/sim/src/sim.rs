@@ -266,7 +266,7 @@ impl Simulation {
             self.dispatch(event);
             if self.events_processed & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 250 {
                 last_report = std::time::Instant::now();
-                if !progress(time as f64 * 1e-9) {
+                if !progress(time as f64 / 1e9) {
                     return false;
                 }
             }
