@@ -8,7 +8,6 @@ with status 2 (no traceback), so the group behaves the same mounted or on its ow
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -132,7 +131,3 @@ def plot(
     else:
         for p in paths:
             typer.echo(p)
-
-
-def _finite(x: float) -> float | None:  # pragma: no cover - tiny helper
-    return None if math.isinf(x) else x
