@@ -44,5 +44,5 @@ fn main() {
     println!("data packets delivered {data}, {:.2} M/s", data as f64 / wall / 1e6);
     println!("events {events}, {:.1} M/s", events as f64 / wall / 1e6);
     println!("peak RSS {} kB (before run {} kB)", peak_rss_kb(), rss_before);
-    println!("summary {:?}", &r.summary[10..]);
+    println!("peak packets in flight {:?}", r.summary_value("peak_packets_in_flight"));
 }

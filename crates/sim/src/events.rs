@@ -11,6 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::pool::{List, Pool};
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
@@ -52,8 +53,10 @@ const MASK: u64 = SLOTS as u64 - 1;
 
 pub struct EventQueue {
     /// Unsorted events per slot; slot `k` holds times in
-    /// `[k << SLOT_BITS, (k + 1) << SLOT_BITS)` modulo the wheel.
-    slots: Vec<Vec<Entry>>,
+    /// `[k << SLOT_BITS, (k + 1) << SLOT_BITS)` modulo the wheel. The lists
+    /// share one pool, so memory follows the most events ever pending.
+    slots: Vec<List>,
+    pool: Pool<Entry>,
     /// One bit per slot: non-empty.
     occupied: Vec<u64>,
     /// The slot being drained, sorted latest first (popped from the end).
@@ -69,7 +72,8 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         Self {
-            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            slots: vec![List::default(); SLOTS],
+            pool: Pool::default(),
             occupied: vec![0; SLOTS / 64],
             current: Vec::new(),
             cursor: 0,
@@ -103,7 +107,7 @@ impl EventQueue {
     #[inline]
     fn put_on_wheel(&mut self, slot: u64, entry: Entry) {
         let i = (slot & MASK) as usize;
-        self.slots[i].push(entry);
+        self.pool.push_back(&mut self.slots[i], entry);
         self.occupied[i >> 6] |= 1 << (i & 63);
         self.on_wheel += 1;
     }
@@ -131,8 +135,11 @@ impl EventQueue {
             self.pull_far();
             let i = (next & MASK) as usize;
             self.occupied[i >> 6] &= !(1 << (i & 63));
-            std::mem::swap(&mut self.current, &mut self.slots[i]);
-            self.on_wheel -= self.current.len();
+            let mut list = std::mem::take(&mut self.slots[i]);
+            self.on_wheel -= list.len();
+            while let Some(e) = self.pool.pop_front(&mut list) {
+                self.current.push(e);
+            }
             if !self.current.is_empty() {
                 self.current.sort_unstable_by(|a, b| b.cmp(a));
                 return true;

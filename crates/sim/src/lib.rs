@@ -12,6 +12,7 @@ pub mod events;
 pub mod metrics;
 pub mod network;
 pub mod packet;
+pub mod pool;
 pub mod results;
 pub mod scenario;
 pub mod sim;

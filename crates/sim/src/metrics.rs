@@ -66,15 +66,22 @@ pub struct DelayHistogram {
 pub const BINS_PER_DECADE: usize = 8;
 const DECADES: usize = 8;
 
+/// Bins: [0, 1 us), then eight per decade up to 100 s.
+const BINS: usize = 1 + BINS_PER_DECADE * DECADES;
+
 impl Default for DelayHistogram {
+    /// Empty and unallocated: most links are never monitored.
     fn default() -> Self {
-        Self { counts: vec![0; 1 + BINS_PER_DECADE * DECADES], sum_ns: 0, samples: 0 }
+        Self { counts: Vec::new(), sum_ns: 0, samples: 0 }
     }
 }
 
 impl DelayHistogram {
     #[inline]
     pub fn record(&mut self, delay: Time) {
+        if self.counts.is_empty() {
+            self.counts = vec![0; BINS];
+        }
         let bin = if delay < 1_000 {
             0
         } else {
@@ -165,6 +172,7 @@ mod tests {
     #[test]
     fn histogram_bins_and_quantiles() {
         let mut h = DelayHistogram::default();
+        assert!(h.counts.is_empty());
         h.record(500); // bin 0
         h.record(1_000); // 1 us: bin 1
         h.record(10_000_000); // 10 ms = 10^4 us: bin 1 + 32

@@ -2,12 +2,11 @@
 //! a propagation pipe. Packets leave a pipe in the order they entered it, so
 //! the pipe is a FIFO and only its head is ever in the event list.
 
-use std::collections::VecDeque;
-
 use aqmlab_qdisc::{Qdisc, QdiscStats};
 
 use crate::metrics::DelayHistogram;
 use crate::packet::SimPacket;
+use crate::pool::List;
 use crate::Time;
 
 /// The state the event loop touches for every packet. What only the
@@ -23,8 +22,9 @@ pub struct Link {
     pub busy_until: Time,
     /// A `TxDone` event is pending.
     pub tx_scheduled: bool,
-    /// Packets propagating, with their arrival time at the far end.
-    pub pipe: VecDeque<(Time, SimPacket)>,
+    /// Packets propagating, with their arrival time at the far end: a list
+    /// in the simulation's shared pipe pool.
+    pub pipe: List,
     /// Time of the pending `QdiscWake` event, if any (lazily cancelled).
     pub wake_at: Option<Time>,
     pub monitor: bool,
@@ -39,7 +39,7 @@ impl Link {
             qdisc,
             busy_until: 0,
             tx_scheduled: false,
-            pipe: VecDeque::new(),
+            pipe: List::default(),
             wake_at: None,
             monitor,
         }

@@ -41,6 +41,7 @@ impl Results {
             ("packets_injected".into(), Scalar::U64(sim.ledger.injected)),
             ("packets_received".into(), Scalar::U64(sim.ledger.received)),
             ("packets_dropped".into(), Scalar::U64(sim.ledger.dropped)),
+            ("peak_packets_in_flight".into(), Scalar::U64(sim.ledger.peak_in_flight)),
             ("goodput_bps".into(), Scalar::F64(flows.f64("throughput_bps").iter().sum())),
             ("jain_index".into(), Scalar::F64(jain_index(&long_lived))),
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),

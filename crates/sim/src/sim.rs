@@ -7,6 +7,7 @@ use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 use crate::events::{Event, EventQueue};
 use crate::network::{Link, LinkRecord, RouteRef, Routes};
 use crate::packet::{Kind, SimPacket};
+use crate::pool::Pool;
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::Time;
@@ -81,6 +82,16 @@ pub struct Ledger {
     pub received: u64,
     pub dropped: u64,
     pub data_received: u64,
+    /// Most packets ever in the network at once (queued or propagating):
+    /// the denominator of the memory-per-packet figure.
+    pub peak_in_flight: u64,
+}
+
+impl Ledger {
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        self.injected - self.received - self.dropped
+    }
 }
 
 pub struct Simulation {
@@ -89,6 +100,8 @@ pub struct Simulation {
     pub events: EventQueue,
     pub links: Vec<Link>,
     pub link_records: Vec<LinkRecord>,
+    /// Every packet propagating on any link.
+    pub pipes: Pool<(Time, SimPacket)>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
     pub groups: Vec<String>,
@@ -130,6 +143,7 @@ impl Simulation {
             events: EventQueue::default(),
             links,
             link_records,
+            pipes: Pool::default(),
             routes: Routes::default(),
             flows: Vec::new(),
             groups: Vec::new(),
@@ -302,6 +316,7 @@ impl Simulation {
     /// A host puts a packet on the first link of its route.
     fn inject(&mut self, mut packet: SimPacket) {
         self.ledger.injected += 1;
+        self.ledger.peak_in_flight = self.ledger.peak_in_flight.max(self.ledger.in_flight());
         let flow = &self.flows[packet.flow as usize];
         packet.route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
         match self.routes.link(packet.route, 0) {
@@ -347,7 +362,7 @@ impl Simulation {
         link.busy_until = done;
         let arrive = done + link.delay;
         let was_empty = link.pipe.is_empty();
-        link.pipe.push_back((arrive, packet));
+        self.pipes.push_back(&mut link.pipe, (arrive, packet));
         if was_empty {
             self.events.schedule(arrive, Event::PipeHead(l as u32));
         }
@@ -361,8 +376,8 @@ impl Simulation {
 
     fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
-        let (_, mut packet) = link.pipe.pop_front().expect("pipe head event with an empty pipe");
-        if let Some(&(next, _)) = link.pipe.front() {
+        let (_, mut packet) = self.pipes.pop_front(&mut link.pipe).expect("pipe head event with an empty pipe");
+        if let Some(&(next, _)) = self.pipes.front(&link.pipe) {
             self.events.schedule(next, Event::PipeHead(l as u32));
         }
         packet.hop += 1;
