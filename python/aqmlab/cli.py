@@ -28,6 +28,10 @@ app = typer.Typer(
 
 
 def _mount_size() -> None:
+    """Mount ``aqmlab size`` (the theory's calculator). The theory imports scipy, which
+    takes most of a second, so :func:`main` mounts it only when it can be needed."""
+    if any(getattr(g, "name", None) == "size" for g in app.registered_groups):
+        return
     try:
         from .theory.cli import size_app
     except ModuleNotFoundError as e:  # the theory module not written yet: run without it
@@ -36,8 +40,6 @@ def _mount_size() -> None:
         return
     app.add_typer(size_app, name="size")
 
-
-_mount_size()
 
 
 def _fmt_rate(bps: float) -> str:
@@ -186,8 +188,12 @@ def summary_lines(res: Any) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the app; a UserError becomes a message and exit status 2."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in (None, "size"):  # help, or the size group itself
+        _mount_size()
     try:
-        app(args=argv, prog_name="aqmlab")
+        app(args=args, prog_name="aqmlab")
     except UserError as e:
         sys.stderr.write(f"error: {e}\n")
         sys.exit(e.exit_code)

@@ -29,13 +29,14 @@ from __future__ import annotations
 import hashlib
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import units
 from .errors import UserError
 from .schema import is_list, is_scalar
+
+if TYPE_CHECKING:  # numpy is imported when a distribution is drawn (it is slow to import)
+    import numpy as np
 
 # ---------------------------------------------------------------------------
 # random draws
@@ -44,6 +45,8 @@ from .schema import is_list, is_scalar
 def rng(seed: int, key: str) -> np.random.Generator:
     """The random stream for one purpose: seeded from (master seed, a stable hash of
     ``key``), so adding draws elsewhere never changes this stream."""
+    import numpy as np
+
     h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, h])))
 
@@ -63,6 +66,8 @@ def expand(spec: Any, n: int, kind: str, where: str, seed: int, key: str, member
         if len(spec) != n:
             raise UserError(f"has {len(spec)} values but there are {n} {members}", where)
         return [parse(v, f"{where}[{i}]") for i, v in enumerate(spec)]
+    import numpy as np
+
     d = spec.dist
     g = rng(seed, key)
     if d == "uniform":
