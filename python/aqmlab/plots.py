@@ -37,8 +37,10 @@ def _warmup(ax: Any, res: Results) -> None:
 def _finish(fig: Any, ax: Any, path: Path) -> Path:
     ax.grid(True, alpha=0.3)
     handles, _ = ax.get_legend_handles_labels()
-    if 0 < len(handles) <= 12:
+    if 0 < len(handles) <= 3:
         ax.legend(loc="best", fontsize="small")
+    elif len(handles) > 3:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})
     return path
