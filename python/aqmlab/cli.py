@@ -179,7 +179,8 @@ def summary_lines(res: Any) -> list[str]:
                 if row.get("mean_delay_s") is not None:
                     parts.append(f"mean delay {1000 * row['mean_delay_s']:.2f} ms")
                 lines.append(" ".join(parts))
-    if s.get("jain_index") is not None:
+    jain = s.get("jain_index")
+    if isinstance(jain, (int, float)) and jain == jain:  # not None, not NaN
         lines.append(f"Jain fairness index {s['jain_index']:.4f}")
     if s.get("conservation_ok") is False:
         lines.append("WARNING: packet conservation check failed")
