@@ -124,11 +124,12 @@ impl EventQueue {
     fn advance(&mut self) -> bool {
         loop {
             if self.on_wheel == 0 {
-                // Nothing near: jump to the earliest far event.
+                // Nothing near: jump to the earliest far event's slot. It,
+                // and any other far event of that slot, land in `current`.
                 let Some(Reverse(first)) = self.far.peek() else { return false };
                 self.cursor = first.time >> SLOT_BITS;
                 self.pull_far();
-                continue;
+                return true;
             }
             let next = self.next_occupied();
             self.cursor = next;
@@ -205,7 +206,20 @@ mod tests {
     /// insertion order), for a random mix of near, same-slot and far events.
     #[test]
     fn matches_a_binary_heap() {
-        let mut rng = Rng::new(3);
+        compare_with_heap(3, &[(1, 0), (5, 20_000), (3, 70_000_000), (1, 2_000_000_000)]);
+    }
+
+    /// Sparse runs: the wheel is often empty and the list jumps from far
+    /// event to far event, with events at the same time as the last one.
+    #[test]
+    fn matches_a_binary_heap_when_sparse() {
+        compare_with_heap(4, &[(2, 0), (1, 5_000), (7, 3_000_000_000)]);
+    }
+
+    /// Drive both with random delays: `mix` is (weight, max delay in ns).
+    fn compare_with_heap(seed: u64, mix: &[(u64, u64)]) {
+        let total: u64 = mix.iter().map(|m| m.0).sum();
+        let mut rng = Rng::new(seed);
         let mut cal = EventQueue::default();
         let mut heap = BinaryHeap::new();
         let mut order = 0u64;
@@ -213,12 +227,9 @@ mod tests {
         for step in 0..200_000u32 {
             let pushes = if step % 3 == 0 { 2 } else { 1 };
             for _ in 0..pushes {
-                let dt = match rng.below(10) {
-                    0 => 0,
-                    1..=5 => rng.below(20_000),
-                    6..=8 => rng.below(70_000_000),
-                    _ => rng.below(2_000_000_000),
-                };
+                let mut pick = rng.below(total);
+                let &(_, max) = mix.iter().find(|m| pick < m.0 || { pick -= m.0; false }).unwrap();
+                let dt = if max == 0 { 0 } else { rng.below(max) };
                 let ev = Event::PipeHead(step);
                 cal.schedule(now + dt, ev);
                 order += 1;
