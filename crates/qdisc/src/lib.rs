@@ -27,9 +27,11 @@
 
 pub mod blocks;
 mod droptail;
+mod mqfq;
 mod packet;
 mod qdisc;
 pub mod rng;
+mod sfq;
 mod spec;
 mod stats;
 #[doc(hidden)]
@@ -38,9 +40,11 @@ mod verdicts;
 
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
 pub use droptail::DropTail;
+pub use mqfq::{Mqfq, MqfqReorder};
 pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};
-pub use spec::QdiscSpec;
+pub use sfq::{ns2_hash, Sfq, SfqHash};
+pub use spec::{QdiscSpec, SpecError};
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 

@@ -7,21 +7,174 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DropTail, Limit, Packet, QueueDiscipline};
+use crate::{DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfq, SfqHash};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscSpec {
-    Droptail { limit: Limit },
+    Droptail {
+        limit: Limit,
+    },
+    /// ns-2 SFQ (seed 001, digest 001 section 2.2).
+    Sfq {
+        #[serde(default = "ns2_sfq_limit")]
+        limit: Limit,
+        #[serde(default = "sixteen")]
+        buckets: usize,
+        #[serde(default = "improved_hash")]
+        hash: SfqHash,
+    },
+    /// MQFQ (seed 001, digest 001 sections 2.3-2.4).
+    Mqfq {
+        #[serde(default = "ns2_sfq_limit")]
+        limit: Limit,
+        #[serde(default = "sixteen")]
+        queues: usize,
+        #[serde(default = "two")]
+        hashes: usize,
+        #[serde(default = "mtu")]
+        quantum: u64,
+        #[serde(default = "no_reorder_fix")]
+        reorder: MqfqReorder,
+        #[serde(default = "cell")]
+        cell: u32,
+    },
+}
+
+fn ns2_sfq_limit() -> Limit {
+    Limit::Packets(40)
+}
+fn sixteen() -> usize {
+    16
+}
+fn two() -> usize {
+    2
+}
+fn mtu() -> u64 {
+    1500
+}
+fn improved_hash() -> SfqHash {
+    SfqHash::Improved
+}
+fn no_reorder_fix() -> MqfqReorder {
+    MqfqReorder::None
+}
+fn cell() -> u32 {
+    64
+}
+
+/// An impossible parameter, named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn err(field: &'static str, message: impl Into<String>) -> Result<(), SpecError> {
+    Err(SpecError { field, message: message.into() })
+}
+
+fn nonzero_limit(limit: &Limit) -> Result<(), SpecError> {
+    match *limit {
+        Limit::Packets(0) | Limit::Bytes(0) => err("limit", "must be positive"),
+        _ => Ok(()),
+    }
+}
+
+fn packets_only(limit: &Limit, why: &str) -> Result<u64, SpecError> {
+    match *limit {
+        Limit::Packets(0) => Err(SpecError { field: "limit", message: "must be positive".into() }),
+        Limit::Packets(n) => Ok(n),
+        Limit::Bytes(_) => Err(SpecError { field: "limit", message: format!("must be in packets ({why})") }),
+    }
 }
 
 impl QdiscSpec {
+    /// Refuse impossible parameters, naming the field.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self {
+            QdiscSpec::Droptail { limit } => nonzero_limit(limit),
+            QdiscSpec::Sfq { limit, buckets, .. } => {
+                packets_only(limit, "ns-2 SFQ counts its buffer in packets")?;
+                if *buckets == 0 {
+                    return err("buckets", "must be at least 1");
+                }
+                Ok(())
+            }
+            QdiscSpec::Mqfq { limit, queues, hashes, quantum, cell, .. } => {
+                packets_only(limit, "the ns-2 admission rule counts packets, or cells in cell mode")?;
+                if *queues == 0 {
+                    return err("queues", "must be at least 1");
+                }
+                if *hashes == 0 {
+                    return err("hashes", "must be at least 1");
+                }
+                if *quantum == 0 {
+                    return err("quantum", "must be positive");
+                }
+                if *cell == 0 {
+                    return err("cell", "must be positive");
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Make the discipline. `seed` feeds its random stream and hash family,
     /// so two queues of one run never share random numbers.
     pub fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
-        let _ = seed;
-        match *self {
-            QdiscSpec::Droptail { limit } => Box::new(DropTail::new(limit)),
+        let packets = |l: &Limit| match *l {
+            Limit::Packets(n) => n,
+            Limit::Bytes(b) => b / 1500,
+        };
+        match self {
+            QdiscSpec::Droptail { limit } => Box::new(DropTail::new(*limit)),
+            QdiscSpec::Sfq { limit, buckets, hash } => Box::new(Sfq::new(packets(limit), *buckets, *hash, seed)),
+            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, cell } => {
+                Box::new(Mqfq::new(packets(limit), *queues, *hashes, *quantum, *reorder, *cell, seed))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> QdiscSpec {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn defaults_come_from_the_sources() {
+        match parse(r#"{"kind":"mqfq"}"#) {
+            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, .. } => {
+                assert_eq!((limit, queues, hashes, quantum, reorder), (Limit::Packets(40), 16, 2, 1500, MqfqReorder::None));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn impossible_parameters_name_their_field() {
+        let bad = [
+            (r#"{"kind":"sfq","buckets":0}"#, "buckets"),
+            (r#"{"kind":"sfq","limit":{"bytes":1000}}"#, "limit"),
+            (r#"{"kind":"mqfq","hashes":0}"#, "hashes"),
+            (r#"{"kind":"mqfq","queues":0}"#, "queues"),
+            (r#"{"kind":"droptail","limit":{"packets":0}}"#, "limit"),
+        ];
+        for (json, field) in bad {
+            assert_eq!(parse(json).validate().unwrap_err().field, field, "{json}");
+        }
+        assert!(parse(r#"{"kind":"mqfq","reorder":"cells","cell":48}"#).validate().is_ok());
     }
 }

@@ -3,7 +3,7 @@
 //! Each discipline adds one line to `disciplines()`.
 
 use aqmlab_qdisc::testkit::{run_trace, Op, Promises, TestPacket};
-use aqmlab_qdisc::{DropTail, Limit, QdiscSpec, QueueDiscipline, TrafficClass};
+use aqmlab_qdisc::{DropTail, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqHash, TrafficClass};
 use proptest::prelude::*;
 
 type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
@@ -12,10 +12,19 @@ type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
 /// what it promises.
 fn disciplines() -> Vec<(&'static str, Make, Promises)> {
     let fifo = |limit| Promises { per_flow_order: true, limit: Some(limit) };
+    let any_order = |limit| Promises { per_flow_order: false, limit: Some(limit) };
     vec![
         ("droptail-packets", |_| Box::new(DropTail::new(Limit::Packets(20))), fifo(Limit::Packets(20))),
         ("droptail-bytes", |_| Box::new(DropTail::new(Limit::Bytes(20_000))), fifo(Limit::Bytes(20_000))),
         ("spec-droptail", |s| QdiscSpec::Droptail { limit: Limit::Packets(10) }.build(s), fifo(Limit::Packets(10))),
+        // Seed 001: SFQ and MQFQ keep a flow in order only where promised
+        // (SFQ: one queue per flow; MQFQ: with a reordering fix).
+        ("sfq", |s| Box::new(Sfq::new(20, 4, SfqHash::Improved, s)), fifo(Limit::Packets(20))),
+        ("sfq-ns2-hash", |s| Box::new(Sfq::new(20, 4, SfqHash::Ns2, s)), fifo(Limit::Packets(20))),
+        ("mqfq", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::None, 64, s)), any_order(Limit::Packets(20))),
+        ("mqfq-resequence", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::Resequence, 64, s)), fifo(Limit::Packets(20))),
+        ("mqfq-cells", |s| Box::new(Mqfq::new(40, 4, 2, 1500, MqfqReorder::Cells, 100, s)), fifo(Limit::Packets(40))),
+        ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64 }.build(s), fifo(Limit::Packets(20))),
     ]
 }
 
