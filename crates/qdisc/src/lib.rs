@@ -26,11 +26,13 @@
 //! door.
 
 pub mod blocks;
+mod blue;
 mod droptail;
 mod mqfq;
 mod packet;
 mod qdisc;
 pub mod rng;
+mod sfb;
 mod sfq;
 mod spec;
 mod stats;
@@ -39,10 +41,12 @@ pub mod testkit;
 mod verdicts;
 
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
+pub use blue::{Blue, BlueProbability};
 pub use droptail::DropTail;
 pub use mqfq::{Mqfq, MqfqReorder};
 pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};
+pub use sfb::{Sfb, SfbParams};
 pub use sfq::{ns2_hash, Sfq, SfqHash};
 pub use spec::{QdiscSpec, SpecError};
 pub use stats::{DropReason, QdiscStats};

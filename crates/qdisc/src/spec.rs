@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfq, SfqHash};
+use crate::{Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfq, SfqHash};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -39,6 +39,52 @@ pub enum QdiscSpec {
         #[serde(default = "cell")]
         cell: u32,
     },
+    /// Blue (Feng et al., IEEE/ACM ToN 2002).
+    Blue {
+        limit: Limit,
+        #[serde(default = "blue_increment")]
+        increment: f64,
+        #[serde(default = "blue_decrement")]
+        decrement: f64,
+        /// Nanoseconds.
+        #[serde(default = "blue_freeze")]
+        freeze_time: u64,
+        /// Queue length (unit of `limit`) above which p_m also rises.
+        #[serde(default)]
+        threshold: Option<u64>,
+        #[serde(default)]
+        ecn: bool,
+    },
+    /// SFB (Feng et al., INFOCOM 2001; seed 001's baseline).
+    Sfb {
+        #[serde(default = "sfb_limit")]
+        limit: Limit,
+        #[serde(default = "two")]
+        levels: usize,
+        #[serde(default = "sfb_bins")]
+        bins: usize,
+        /// Packets; default ceil(limit / bins).
+        #[serde(default)]
+        bin_size: Option<u32>,
+        #[serde(default = "blue_increment")]
+        increment: f64,
+        #[serde(default = "blue_decrement")]
+        decrement: f64,
+        #[serde(default = "blue_freeze")]
+        freeze_time: u64,
+        /// Nanoseconds; 0 = never rehash.
+        #[serde(default)]
+        rehash_interval: u64,
+        #[serde(default)]
+        warmup_time: u64,
+        /// Packets per second.
+        #[serde(default = "penalty_rate")]
+        penalty_rate: f64,
+        #[serde(default = "penalty_burst")]
+        penalty_burst: u32,
+        #[serde(default)]
+        ecn: bool,
+    },
 }
 
 fn ns2_sfq_limit() -> Limit {
@@ -61,6 +107,35 @@ fn no_reorder_fix() -> MqfqReorder {
 }
 fn cell() -> u32 {
     64
+}
+fn blue_increment() -> f64 {
+    0.0025
+}
+fn blue_decrement() -> f64 {
+    0.00025
+}
+fn blue_freeze() -> u64 {
+    100_000_000
+}
+fn sfb_limit() -> Limit {
+    Limit::Packets(100)
+}
+fn sfb_bins() -> usize {
+    23
+}
+fn penalty_rate() -> f64 {
+    10.0
+}
+fn penalty_burst() -> u32 {
+    20
+}
+
+fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        err(field, format!("must be a probability in [0, 1], not {p}"))
+    }
 }
 
 /// An impossible parameter, named.
@@ -125,6 +200,34 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
+            QdiscSpec::Blue { limit, increment, decrement, .. } => {
+                nonzero_limit(limit)?;
+                probability("increment", *increment)?;
+                probability("decrement", *decrement)
+            }
+            QdiscSpec::Sfb {
+                limit, levels, bins, bin_size, increment, decrement, rehash_interval, warmup_time, penalty_rate, ..
+            } => {
+                packets_only(limit, "SFB's bins count packets")?;
+                if *levels == 0 {
+                    return err("levels", "must be at least 1");
+                }
+                if *bins == 0 {
+                    return err("bins", "must be at least 1");
+                }
+                if *bin_size == Some(0) {
+                    return err("bin_size", "must be at least 1");
+                }
+                probability("increment", *increment)?;
+                probability("decrement", *decrement)?;
+                if *warmup_time > 0 && warmup_time >= rehash_interval {
+                    return err("warmup_time", "must be shorter than rehash_interval");
+                }
+                if !(*penalty_rate >= 0.0 && penalty_rate.is_finite()) {
+                    return err("penalty_rate", "must be a rate >= 0");
+                }
+                Ok(())
+            }
         }
     }
 
@@ -140,6 +243,42 @@ impl QdiscSpec {
             QdiscSpec::Sfq { limit, buckets, hash } => Box::new(Sfq::new(packets(limit), *buckets, *hash, seed)),
             QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, cell } => {
                 Box::new(Mqfq::new(packets(limit), *queues, *hashes, *quantum, *reorder, *cell, seed))
+            }
+            QdiscSpec::Blue { limit, increment, decrement, freeze_time, threshold, ecn } => {
+                Box::new(Blue::new(*limit, *increment, *decrement, *freeze_time, *threshold, *ecn, seed))
+            }
+            QdiscSpec::Sfb {
+                limit,
+                levels,
+                bins,
+                bin_size,
+                increment,
+                decrement,
+                freeze_time,
+                rehash_interval,
+                warmup_time,
+                penalty_rate,
+                penalty_burst,
+                ecn,
+            } => {
+                let limit = packets(limit);
+                Box::new(Sfb::new(
+                    SfbParams {
+                        limit,
+                        levels: *levels,
+                        bins: *bins,
+                        bin_size: bin_size.unwrap_or(limit.div_ceil(*bins as u64) as u32),
+                        increment: *increment,
+                        decrement: *decrement,
+                        freeze_time: *freeze_time,
+                        rehash_interval: *rehash_interval,
+                        warmup_time: *warmup_time,
+                        penalty_rate: *penalty_rate,
+                        penalty_burst: *penalty_burst,
+                        ecn: *ecn,
+                    },
+                    seed,
+                ))
             }
         }
     }
@@ -171,6 +310,10 @@ mod tests {
             (r#"{"kind":"mqfq","hashes":0}"#, "hashes"),
             (r#"{"kind":"mqfq","queues":0}"#, "queues"),
             (r#"{"kind":"droptail","limit":{"packets":0}}"#, "limit"),
+            (r#"{"kind":"blue","limit":{"packets":10},"increment":1.5}"#, "increment"),
+            (r#"{"kind":"sfb","bins":0}"#, "bins"),
+            (r#"{"kind":"sfb","rehash_interval":10,"warmup_time":20}"#, "warmup_time"),
+            (r#"{"kind":"sfb","decrement":-0.1}"#, "decrement"),
         ];
         for (json, field) in bad {
             assert_eq!(parse(json).validate().unwrap_err().field, field, "{json}");

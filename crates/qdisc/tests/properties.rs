@@ -3,7 +3,7 @@
 //! Each discipline adds one line to `disciplines()`.
 
 use aqmlab_qdisc::testkit::{run_trace, Op, Promises, TestPacket};
-use aqmlab_qdisc::{DropTail, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqHash, TrafficClass};
+use aqmlab_qdisc::{Blue, DropTail, Sfb, SfbParams, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqHash, TrafficClass};
 use proptest::prelude::*;
 
 type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
@@ -24,6 +24,10 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         ("mqfq", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::None, 64, s)), any_order(Limit::Packets(20))),
         ("mqfq-resequence", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::Resequence, 64, s)), fifo(Limit::Packets(20))),
         ("mqfq-cells", |s| Box::new(Mqfq::new(40, 4, 2, 1500, MqfqReorder::Cells, 100, s)), fifo(Limit::Packets(40))),
+        ("blue", |s| Box::new(Blue::new(Limit::Packets(15), 0.05, 0.01, 1_000_000, None, false, s)), fifo(Limit::Packets(15))),
+        ("blue-bytes-ecn", |s| Box::new(Blue::new(Limit::Bytes(9000), 0.1, 0.01, 0, Some(3000), true, s)), fifo(Limit::Bytes(9000))),
+        ("sfb", |s| Box::new(Sfb::new(SfbParams { freeze_time: 1_000_000, increment: 0.05, ..SfbParams::seed001(20) }, s)), fifo(Limit::Packets(20))),
+        ("sfb-rehash", |s| Box::new(Sfb::new(SfbParams { rehash_interval: 50_000_000, warmup_time: 10_000_000, increment: 0.2, penalty_rate: 100.0, ..SfbParams::seed001(20) }, s)), fifo(Limit::Packets(20))),
         ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64 }.build(s), fifo(Limit::Packets(20))),
     ]
 }
