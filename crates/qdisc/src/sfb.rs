@@ -312,11 +312,11 @@ impl<P: Packet> QueueDiscipline<P> for Sfb<P> {
         let Entry { packet, counted } = self.queue.pop_front()?;
         self.bytes -= packet.size() as u64;
         let key = packet.flow_key();
-        for s in 0..2 {
-            if counted[s] != 0 && counted[s] == self.sets[s].generation {
+        for (set, &generation) in self.sets.iter_mut().zip(&counted) {
+            if generation != 0 && generation == set.generation {
                 for l in 0..self.c.levels {
-                    let i = l * self.c.bins + self.sets[s].hashes.bucket(l, key, self.c.bins);
-                    let b = &mut self.sets[s].bins[i];
+                    let i = l * self.c.bins + set.hashes.bucket(l, key, self.c.bins);
+                    let b = &mut set.bins[i];
                     b.qlen = b.qlen.saturating_sub(1);
                 }
             }

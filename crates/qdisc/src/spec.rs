@@ -7,7 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfq, SfqHash};
+use crate::{
+    check_classes, Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfed, SfedClass, SfedParams,
+    Sfq, SfqHash,
+};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -85,6 +88,30 @@ pub enum QdiscSpec {
         #[serde(default)]
         ecn: bool,
     },
+    /// SFED, exact or randomized, with weighted, aggregate and hierarchical
+    /// classes (seed 002, digest 002 sections 1-3).
+    Sfed {
+        limit: Limit,
+        #[serde(default = "one")]
+        alpha: f64,
+        #[serde(default = "half")]
+        lambda1: f64,
+        #[serde(default = "quarter")]
+        lambda2: f64,
+        #[serde(default = "sfed_max_p")]
+        max_p: f64,
+        #[serde(default)]
+        randomized: bool,
+        #[serde(default)]
+        ecn: bool,
+        /// Bytes per token step in byte mode.
+        #[serde(default = "mtu_u32")]
+        quantum: u32,
+        #[serde(default = "one")]
+        default_weight: f64,
+        #[serde(default)]
+        classes: Vec<SfedClass>,
+    },
 }
 
 fn ns2_sfq_limit() -> Limit {
@@ -116,6 +143,21 @@ fn blue_decrement() -> f64 {
 }
 fn blue_freeze() -> u64 {
     100_000_000
+}
+fn one() -> f64 {
+    1.0
+}
+fn half() -> f64 {
+    0.5
+}
+fn quarter() -> f64 {
+    0.25
+}
+fn sfed_max_p() -> f64 {
+    0.02
+}
+fn mtu_u32() -> u32 {
+    1500
 }
 fn sfb_limit() -> Limit {
     Limit::Packets(100)
@@ -228,6 +270,25 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
+            QdiscSpec::Sfed { limit, alpha, lambda1, lambda2, max_p, quantum, default_weight, classes, .. } => {
+                nonzero_limit(limit)?;
+                if !(*alpha > 0.0 && alpha.is_finite()) {
+                    return err("alpha", "must be positive");
+                }
+                probability("lambda1", *lambda1)?;
+                probability("lambda2", *lambda2)?;
+                if !(*lambda2 > 0.0 && lambda2 < lambda1) {
+                    return err("lambda2", format!("must be in (0, lambda1 = {lambda1})"));
+                }
+                probability("max_p", *max_p)?;
+                if *quantum == 0 {
+                    return err("quantum", "must be positive");
+                }
+                if !(*default_weight > 0.0 && default_weight.is_finite()) {
+                    return err("default_weight", "must be positive");
+                }
+                check_classes(classes).map_err(|(field, message)| SpecError { field, message })
+            }
         }
     }
 
@@ -280,6 +341,23 @@ impl QdiscSpec {
                     seed,
                 ))
             }
+            QdiscSpec::Sfed { limit, alpha, lambda1, lambda2, max_p, randomized, ecn, quantum, default_weight, classes } => {
+                Box::new(Sfed::new(
+                    SfedParams {
+                        limit: *limit,
+                        alpha: *alpha,
+                        lambda1: *lambda1,
+                        lambda2: *lambda2,
+                        max_p: *max_p,
+                        randomized: *randomized,
+                        ecn: *ecn,
+                        quantum: *quantum,
+                        default_weight: *default_weight,
+                        classes: classes.clone(),
+                    },
+                    seed,
+                ))
+            }
         }
     }
 }
@@ -314,10 +392,18 @@ mod tests {
             (r#"{"kind":"sfb","bins":0}"#, "bins"),
             (r#"{"kind":"sfb","rehash_interval":10,"warmup_time":20}"#, "warmup_time"),
             (r#"{"kind":"sfb","decrement":-0.1}"#, "decrement"),
+            (r#"{"kind":"sfed","limit":{"packets":24},"lambda2":0.6}"#, "lambda2"),
+            (r#"{"kind":"sfed","limit":{"packets":24},"max_p":2}"#, "max_p"),
+            (r#"{"kind":"sfed","limit":{"packets":24},"classes":[{"name":"a","parent":"x","flows":[1]}]}"#, "classes.parent"),
         ];
         for (json, field) in bad {
             assert_eq!(parse(json).validate().unwrap_err().field, field, "{json}");
         }
         assert!(parse(r#"{"kind":"mqfq","reorder":"cells","cell":48}"#).validate().is_ok());
+        let tree = r#"{"kind":"sfed","limit":{"packets":190},"randomized":true,"classes":[
+            {"name":"cbr","weight":3},{"name":"tcp","weight":9},
+            {"name":"c0","parent":"cbr","weight":2,"flows":[0]},{"name":"c1","parent":"cbr","weight":1,"flows":[1]},
+            {"name":"web","parent":"tcp","weight":9,"traffic":["tcp"],"per_flow":true}]}"#;
+        assert!(parse(tree).validate().is_ok());
     }
 }
