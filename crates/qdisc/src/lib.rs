@@ -49,7 +49,7 @@ pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};
 pub use sfb::{Sfb, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
-pub use sfq::{ns2_hash, Sfq, SfqHash};
+pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
 pub use spec::{QdiscSpec, SpecError};
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};

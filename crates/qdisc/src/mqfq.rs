@@ -13,8 +13,9 @@
 //!
 //! ties going to the queue the round-robin pointer reaches first, an empty
 //! queue counting 0 and joining the tail. The candidates may coincide (the
-//! report's analysis lets them). The shared-buffer admission rule is ns-2
-//! SFQ's ([`crate::sfq`]), applied to the chosen queue.
+//! report's analysis lets them). The shared-buffer admission rule is SFQ's
+//! ([`crate::sfq`], ns-2 code by default, `admission = "prose"` for the
+//! report's wording), applied to the chosen queue.
 //!
 //! With equal-size packets MQFQ never reorders a flow (section IV). With
 //! mixed sizes it can; `reorder` selects one of the report's two fixes:
@@ -40,7 +41,7 @@
 
 use std::collections::VecDeque;
 
-use crate::sfq::ns2_admits;
+use crate::sfq::SfqAdmission;
 use crate::{Backlog, DrrRound, DropReason, Ecn, FlowQueues, HashFamily, Packet, QueueDiscipline, Time, TrafficClass};
 use crate::Verdicts;
 
@@ -97,6 +98,7 @@ pub struct Mqfq<P> {
     quantum: u64,
     reorder: MqfqReorder,
     cell: u32,
+    admission: SfqAdmission,
     /// Units in the buffer for the admission rule (with the output buffer).
     occupied: u64,
     held: Vec<Option<Held<P>>>,
@@ -112,7 +114,17 @@ pub struct Mqfq<P> {
 }
 
 impl<P: Packet> Mqfq<P> {
-    pub fn new(limit: u64, queues: usize, hashes: usize, quantum: u64, reorder: MqfqReorder, cell: u32, seed: u64) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        limit: u64,
+        queues: usize,
+        hashes: usize,
+        quantum: u64,
+        reorder: MqfqReorder,
+        cell: u32,
+        admission: SfqAdmission,
+        seed: u64,
+    ) -> Self {
         Self {
             queues: FlowQueues::new(queues),
             drr: DrrRound::new(queues, quantum),
@@ -122,6 +134,7 @@ impl<P: Packet> Mqfq<P> {
             quantum,
             reorder,
             cell,
+            admission,
             occupied: 0,
             held: Vec::new(),
             free: Vec::new(),
@@ -215,7 +228,7 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
             }
             let (q, _, extra_units, _) = self.scratch[best];
             let used = self.queues.len(q) as u64 + extra_units;
-            if !ns2_admits(used, self.occupied + u, self.limit, self.queues.count(), self.fairshare) {
+            if !self.admission.admits(used, self.occupied + u, self.limit, self.queues.count(), self.fairshare) {
                 verdicts.refuse(packet, DropReason::Overflow);
                 return;
             }
@@ -255,6 +268,13 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
                 // The scheduler is empty: flush the output buffer.
                 return self.release();
             };
+            // The round in progress now must finish before a packet
+            // completed here may leave the resequencing buffer.
+            let due = self.drr.next_ticket();
+            // As ns-2's SFQ (which the report modified): the visit ends as
+            // soon as the head no longer fits, so a queue activated before
+            // the next departure joins behind this one.
+            self.drr.end_spent_visit(&self.queues);
             let slot = unit.slot as usize;
             let h = self.held[slot].as_mut().expect("unit of a held packet");
             h.remaining -= 1;
@@ -266,7 +286,7 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
             self.free.push(slot as u32);
             if self.reorder == MqfqReorder::Resequence {
                 // Stays in the buffer (and in `occupied`) for one round.
-                self.out.push_back((packet, seq, self.drr.next_ticket()));
+                self.out.push_back((packet, seq, due));
                 continue;
             }
             self.occupied -= 1;
@@ -287,7 +307,7 @@ mod tests {
     use crate::testkit::TestPacket;
 
     fn mqfq(reorder: MqfqReorder, k: usize, quantum: u64) -> Mqfq<TestPacket> {
-        Mqfq::new(1000, k, 2, quantum, reorder, 100, 9)
+        Mqfq::new(1000, k, 2, quantum, reorder, 100, SfqAdmission::Ns2, 9)
     }
 
     fn candidates(m: &Mqfq<TestPacket>, flow: u64) -> (usize, usize) {
@@ -365,7 +385,7 @@ mod tests {
     /// Random arrivals and departures of many flows over few queues; returns
     /// whether any flow was reordered.
     fn reorders(reorder: MqfqReorder, sizes: &[u32], seed: u64) -> bool {
-        let mut m = Mqfq::new(60, 4, 2, 1500, reorder, 100, seed);
+        let mut m = Mqfq::new(60, 4, 2, 1500, reorder, 100, SfqAdmission::Ns2, seed);
         let mut v = Verdicts::new();
         let mut rng = Rng::new(seed);
         let mut next = [0u64; 12];
@@ -407,9 +427,34 @@ mod tests {
     }
 
     #[test]
+    fn with_one_hash_and_a_packet_quantum_it_is_sfq() {
+        // Digest 001 section 8: d = 1 behaves exactly like SFQ (equal-size
+        // packets, DRR quantum = packet size = ns-2 packet round robin).
+        use crate::{Sfq, SfqHash};
+        for seed in 0..5 {
+            let mut m = Mqfq::new(30, 4, 1, 1000, MqfqReorder::None, 64, SfqAdmission::Ns2, seed);
+            let mut s = Sfq::new(30, 4, SfqHash::Improved, SfqAdmission::Ns2, seed);
+            let mut rng = Rng::new(seed);
+            let (mut vm, mut vs) = (Verdicts::new(), Verdicts::new());
+            for i in 0..3000 {
+                if rng.chance(0.55) {
+                    let p = TestPacket::new(rng.below(10), i, 1000);
+                    m.enqueue(p, 0, &mut vm);
+                    s.enqueue(p, 0, &mut vs);
+                } else {
+                    assert_eq!(m.dequeue(0, &mut vm), s.dequeue(0, &mut vs));
+                }
+                assert_eq!(vm.dropped(), vs.dropped());
+                vm.drain(|_| {});
+                vs.drain(|_| {});
+            }
+        }
+    }
+
+    #[test]
     fn cells_count_against_the_limit_and_refuse_whole_packets() {
         // limit 10 cells, one queue pair: a 1500 B packet is 15 cells of 100.
-        let mut m = Mqfq::new(10, 4, 2, 1500, MqfqReorder::Cells, 100, 3);
+        let mut m = Mqfq::new(10, 4, 2, 1500, MqfqReorder::Cells, 100, SfqAdmission::Ns2, 3);
         let mut v = Verdicts::new();
         m.enqueue(TestPacket::new(1, 0, 1500), 0, &mut v);
         assert_eq!(m.backlog().packets, 0);

@@ -39,9 +39,11 @@
 //! `increment` 0.0025, `decrement` 0.00025, `freeze_time` 100 ms (Feng's ns
 //! Blue model, digest 001 section 2.5 [REC]); `rehash_interval` 0 = off (the
 //! LANL code the report used has no moving hash; Linux uses 600 s with
-//! `warmup_time` 60 s); `penalty_rate` 10 packets/s and `penalty_burst` 20
-//! (Linux; the SFB paper rate-limits without giving a rate; 0 drops every
-//! packet of a flow whose p_min is 1); `ecn` off (the report drops).
+//! `warmup_time` 60 s); `penalty_rate` 0 packets/s, i.e. every packet of a
+//! flow whose p_min is 1 is dropped (digest 001, A12; the SFB paper
+//! rate-limits such flows without giving a rate; Linux lets 10 packets/s
+//! through with `penalty_burst` 20, the token bucket used here when
+//! `penalty_rate` > 0); `ecn` off (the report drops).
 //! O(levels) per packet.
 
 use std::collections::VecDeque;
@@ -80,7 +82,7 @@ impl SfbParams {
             freeze_time: 100_000_000,
             rehash_interval: 0,
             warmup_time: 0,
-            penalty_rate: 10.0,
+            penalty_rate: 0.0,
             penalty_burst: 20,
             ecn: false,
         }

@@ -15,6 +15,10 @@
 //! drop if used >= left/2  or  (left < buckets and used > limit/buckets)  or  left <= 0
 //! ```
 //!
+//! `admission = "prose"` takes the report's words instead: a queue may grow
+//! beyond its fair share `limit/buckets` only while the free space is at
+//! least its length plus two.
+//!
 //! Parameters (defaults from ns-2 `sfq.cc`): `limit` 40 packets
 //! (`maxqueue_`), `buckets` 16 (`buckets_`), `hash`: `improved` (the
 //! report replaced ns-2's hash, section 2.1; a seeded 64-bit mixer stands in
@@ -39,6 +43,33 @@ pub enum SfqHash {
     Ns2,
 }
 
+/// The shared-buffer admission rule (digest 001, ambiguity A3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SfqAdmission {
+    /// The ns-2 code: refuse if `used >= left/2`, or if `left < queues` and
+    /// `used > limit/queues`, or if `left <= 0`.
+    Ns2,
+    /// The report's prose: a queue may grow beyond its fair share
+    /// (`limit/queues`) only while the free space is at least its length
+    /// plus two.
+    Prose,
+}
+
+impl SfqAdmission {
+    /// May a queue holding `used` units take one more when `occupied` of
+    /// `limit` are in use?
+    #[inline]
+    pub fn admits(self, used: u64, occupied: u64, limit: u64, queues: usize, fairshare: u64) -> bool {
+        let used = used as i64;
+        let left = limit as i64 - occupied as i64;
+        match self {
+            SfqAdmission::Ns2 => !(used >= (left >> 1) || (left < queues as i64 && used > fairshare as i64) || left <= 0),
+            SfqAdmission::Prose => left > 0 && (used < fairshare as i64 || left >= used + 2),
+        }
+    }
+}
+
 /// ns-2's SFQ hash of a flow key, reduced to `buckets` queues. ns-2 takes C's
 /// `%` of a value that can be negative (an out-of-range index when `s` is
 /// 0); here the remainder is taken the Euclidean way.
@@ -57,17 +88,19 @@ pub struct Sfq<P> {
     limit: u64,
     fairshare: u64,
     hash: SfqHash,
+    admission: SfqAdmission,
     hashes: HashFamily,
 }
 
 impl<P: Packet> Sfq<P> {
-    pub fn new(limit: u64, buckets: usize, hash: SfqHash, seed: u64) -> Self {
+    pub fn new(limit: u64, buckets: usize, hash: SfqHash, admission: SfqAdmission, seed: u64) -> Self {
         Self {
             queues: FlowQueues::new(buckets),
             ring: VecDeque::with_capacity(buckets),
             limit,
             fairshare: limit / buckets as u64,
             hash,
+            admission,
             hashes: HashFamily::new(1, seed),
         }
     }
@@ -80,15 +113,6 @@ impl<P: Packet> Sfq<P> {
     }
 }
 
-/// ns-2's admission test, shared with MQFQ: may a queue holding `used`
-/// units take one more when `occupied` of `limit` are in use?
-#[inline]
-pub(crate) fn ns2_admits(used: u64, occupied: u64, limit: u64, queues: usize, fairshare: u64) -> bool {
-    let used = used as i64;
-    let left = limit as i64 - occupied as i64;
-    !(used >= (left >> 1) || (left < queues as i64 && used > fairshare as i64) || left <= 0)
-}
-
 impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
     fn name(&self) -> &'static str {
         "sfq"
@@ -98,7 +122,7 @@ impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
         let q = self.bucket(packet.flow_key());
         let used = self.queues.len(q) as u64;
         let occupied = self.queues.total().packets;
-        if !ns2_admits(used, occupied, self.limit, self.queues.count(), self.fairshare) {
+        if !self.admission.admits(used, occupied, self.limit, self.queues.count(), self.fairshare) {
             verdicts.refuse(packet, DropReason::Overflow);
             return;
         }
@@ -140,7 +164,7 @@ mod tests {
     fn admission_caps_a_lone_queue_at_a_third_of_the_buffer() {
         // B = 100, one active queue: accepted while 2*used + 2 <= left, i.e.
         // used = 33 is the last one accepted (left = 67 >> 1 = 33 refuses it).
-        let mut q = Sfq::new(100, 16, SfqHash::Improved, 1);
+        let mut q = Sfq::new(100, 16, SfqHash::Improved, SfqAdmission::Ns2, 1);
         let mut v = Verdicts::new();
         for i in 0..50 {
             q.enqueue(TestPacket::new(7, i, 1000), 0, &mut v);
@@ -148,6 +172,21 @@ mod tests {
         assert_eq!(q.backlog().packets, 33);
         assert_eq!(v.dropped().len(), 17);
         assert!(v.dropped().iter().all(|d| d.reason == DropReason::Overflow && !d.buffered));
+    }
+
+    #[test]
+    fn prose_admission_lets_a_lone_queue_reach_half_the_buffer() {
+        // left >= used + 2 with left = 100 - used: used <= 49 is accepted.
+        let mut q = Sfq::new(100, 16, SfqHash::Improved, SfqAdmission::Prose, 1);
+        let mut v = Verdicts::new();
+        for i in 0..60 {
+            q.enqueue(TestPacket::new(7, i, 1000), 0, &mut v);
+        }
+        assert_eq!(q.backlog().packets, 50);
+    }
+
+    fn ns2_admits(used: u64, occupied: u64, limit: u64, queues: usize, fairshare: u64) -> bool {
+        SfqAdmission::Ns2.admits(used, occupied, limit, queues, fairshare)
     }
 
     #[test]
@@ -165,7 +204,7 @@ mod tests {
     fn packet_round_robin_one_packet_per_visit() {
         // Flows 0 and 1 under the ns-2 hash land in queues 15 and 0
         // (s = 0 -> h = -1 -> 15; s = 1 -> 0): distinct queues.
-        let mut q = Sfq::new(100, 16, SfqHash::Ns2, 0);
+        let mut q = Sfq::new(100, 16, SfqHash::Ns2, SfqAdmission::Ns2, 0);
         let mut v = Verdicts::new();
         for i in 0..3 {
             q.enqueue(TestPacket::new(0, i, 1500), 0, &mut v);
@@ -179,7 +218,7 @@ mod tests {
 
     #[test]
     fn new_queue_joins_the_tail_of_the_cycle() {
-        let mut q = Sfq::new(100, 16, SfqHash::Ns2, 0);
+        let mut q = Sfq::new(100, 16, SfqHash::Ns2, SfqAdmission::Ns2, 0);
         let mut v = Verdicts::new();
         // Flow keys 0, 1, 2 map to queues 15, 0, 1 under the ns-2 hash.
         q.enqueue(TestPacket::new(0, 0, 100), 0, &mut v);

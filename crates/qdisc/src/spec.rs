@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     check_classes, Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfed, SfedClass, SfedParams,
-    Sfq, SfqHash,
+    Sfq, SfqAdmission, SfqHash,
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -26,6 +26,8 @@ pub enum QdiscSpec {
         buckets: usize,
         #[serde(default = "improved_hash")]
         hash: SfqHash,
+        #[serde(default = "ns2_admission")]
+        admission: SfqAdmission,
     },
     /// MQFQ (seed 001, digest 001 sections 2.3-2.4).
     Mqfq {
@@ -41,6 +43,8 @@ pub enum QdiscSpec {
         reorder: MqfqReorder,
         #[serde(default = "cell")]
         cell: u32,
+        #[serde(default = "ns2_admission")]
+        admission: SfqAdmission,
     },
     /// Blue (Feng et al., IEEE/ACM ToN 2002).
     Blue {
@@ -129,6 +133,9 @@ fn mtu() -> u64 {
 fn improved_hash() -> SfqHash {
     SfqHash::Improved
 }
+fn ns2_admission() -> SfqAdmission {
+    SfqAdmission::Ns2
+}
 fn no_reorder_fix() -> MqfqReorder {
     MqfqReorder::None
 }
@@ -166,7 +173,7 @@ fn sfb_bins() -> usize {
     23
 }
 fn penalty_rate() -> f64 {
-    10.0
+    0.0
 }
 fn penalty_burst() -> u32 {
     20
@@ -301,9 +308,11 @@ impl QdiscSpec {
         };
         match self {
             QdiscSpec::Droptail { limit } => Box::new(DropTail::new(*limit)),
-            QdiscSpec::Sfq { limit, buckets, hash } => Box::new(Sfq::new(packets(limit), *buckets, *hash, seed)),
-            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, cell } => {
-                Box::new(Mqfq::new(packets(limit), *queues, *hashes, *quantum, *reorder, *cell, seed))
+            QdiscSpec::Sfq { limit, buckets, hash, admission } => {
+                Box::new(Sfq::new(packets(limit), *buckets, *hash, *admission, seed))
+            }
+            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, cell, admission } => {
+                Box::new(Mqfq::new(packets(limit), *queues, *hashes, *quantum, *reorder, *cell, *admission, seed))
             }
             QdiscSpec::Blue { limit, increment, decrement, freeze_time, threshold, ecn } => {
                 Box::new(Blue::new(*limit, *increment, *decrement, *freeze_time, *threshold, *ecn, seed))

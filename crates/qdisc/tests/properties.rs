@@ -3,7 +3,7 @@
 //! Each discipline adds one line to `disciplines()`.
 
 use aqmlab_qdisc::testkit::{run_trace, Op, Promises, TestPacket};
-use aqmlab_qdisc::{Blue, DropTail, Sfb, SfbParams, Sfed, SfedClass, SfedParams, SfedTraffic, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqHash, TrafficClass};
+use aqmlab_qdisc::{Blue, DropTail, Sfb, SfbParams, Sfed, SfedClass, SfedParams, SfedTraffic, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqAdmission, SfqHash, TrafficClass};
 use proptest::prelude::*;
 
 type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
@@ -19,11 +19,11 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         ("spec-droptail", |s| QdiscSpec::Droptail { limit: Limit::Packets(10) }.build(s), fifo(Limit::Packets(10))),
         // Seed 001: SFQ and MQFQ keep a flow in order only where promised
         // (SFQ: one queue per flow; MQFQ: with a reordering fix).
-        ("sfq", |s| Box::new(Sfq::new(20, 4, SfqHash::Improved, s)), fifo(Limit::Packets(20))),
-        ("sfq-ns2-hash", |s| Box::new(Sfq::new(20, 4, SfqHash::Ns2, s)), fifo(Limit::Packets(20))),
-        ("mqfq", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::None, 64, s)), any_order(Limit::Packets(20))),
-        ("mqfq-resequence", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::Resequence, 64, s)), fifo(Limit::Packets(20))),
-        ("mqfq-cells", |s| Box::new(Mqfq::new(40, 4, 2, 1500, MqfqReorder::Cells, 100, s)), fifo(Limit::Packets(40))),
+        ("sfq", |s| Box::new(Sfq::new(20, 4, SfqHash::Improved, SfqAdmission::Ns2, s)), fifo(Limit::Packets(20))),
+        ("sfq-ns2-hash-prose", |s| Box::new(Sfq::new(20, 4, SfqHash::Ns2, SfqAdmission::Prose, s)), fifo(Limit::Packets(20))),
+        ("mqfq", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::None, 64, SfqAdmission::Ns2, s)), any_order(Limit::Packets(20))),
+        ("mqfq-resequence", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::Resequence, 64, SfqAdmission::Prose, s)), fifo(Limit::Packets(20))),
+        ("mqfq-cells", |s| Box::new(Mqfq::new(40, 4, 2, 1500, MqfqReorder::Cells, 100, SfqAdmission::Ns2, s)), fifo(Limit::Packets(40))),
         ("blue", |s| Box::new(Blue::new(Limit::Packets(15), 0.05, 0.01, 1_000_000, None, false, s)), fifo(Limit::Packets(15))),
         ("blue-bytes-ecn", |s| Box::new(Blue::new(Limit::Bytes(9000), 0.1, 0.01, 0, Some(3000), true, s)), fifo(Limit::Bytes(9000))),
         ("sfb", |s| Box::new(Sfb::new(SfbParams { freeze_time: 1_000_000, increment: 0.05, ..SfbParams::seed001(20) }, s)), fifo(Limit::Packets(20))),
@@ -34,7 +34,7 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         ("sfed-randomized-bytes-ecn", |s| Box::new(Sfed::new(SfedParams { ecn: true, ..SfedParams::paper(Limit::Bytes(12_000), true) }, s)), fifo(Limit::Bytes(12_000))),
         ("sfed-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), false) }, s)), fifo(Limit::Packets(20))),
         ("sfed-randomized-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), true) }, s)), fifo(Limit::Packets(20))),
-        ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64 }.build(s), fifo(Limit::Packets(20))),
+        ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64, admission: SfqAdmission::Ns2 }.build(s), fifo(Limit::Packets(20))),
     ]
 }
 

@@ -110,6 +110,23 @@ impl DrrRound {
         self.next_ticket
     }
 
+    /// End the front queue's visit now if its head no longer fits its
+    /// deficit (it gets its next quantum and goes to the back), instead of
+    /// at the next `next`. Called after `next`, this is ns-2 SFQ's eager
+    /// `active = active->next`: a queue that becomes active in between then
+    /// joins behind the queue just served, as in ns-2 (MQFQ uses it).
+    pub fn end_spent_visit<P: Packet>(&mut self, queues: &FlowQueues<P>) {
+        let Some(&q) = self.active.front() else { return };
+        if let Some(head) = queues.head(q) {
+            if head.size() as u64 > self.deficit[q] {
+                self.deficit[q] += self.quantum[q];
+                self.ticket[q] = self.next_ticket;
+                self.next_ticket += 1;
+                self.active.rotate_left(1);
+            }
+        }
+    }
+
     /// The queue whose turn it is, if any.
     pub fn current(&self) -> Option<usize> {
         self.active.front().copied()
