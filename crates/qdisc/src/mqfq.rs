@@ -111,6 +111,8 @@ pub struct Mqfq<P> {
     /// Scratch for the candidates of one arrival (queue, extra bytes, extra
     /// units, virtual ticket if activated by this packet).
     scratch: Vec<(usize, u64, u64, Option<u64>)>,
+    /// Scratch: the queue chosen for each unit of one arrival.
+    placed: Vec<usize>,
 }
 
 impl<P: Packet> Mqfq<P> {
@@ -142,6 +144,7 @@ impl<P: Packet> Mqfq<P> {
             out: VecDeque::new(),
             backlog: Backlog::default(),
             scratch: Vec::with_capacity(hashes),
+            placed: Vec::new(),
         }
     }
 
@@ -215,7 +218,8 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
         }
         // Place every unit tentatively; commit only if all are admitted.
         let mut next_virtual = self.drr.next_ticket();
-        let mut placed = Vec::with_capacity(units as usize);
+        let mut placed = std::mem::take(&mut self.placed);
+        placed.clear();
         for u in 0..units as u64 {
             let mut best = 0;
             let mut best_rank = self.rank(0, unit_size as u64);
@@ -229,6 +233,7 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
             let (q, _, extra_units, _) = self.scratch[best];
             let used = self.queues.len(q) as u64 + extra_units;
             if !self.admission.admits(used, self.occupied + u, self.limit, self.queues.count(), self.fairshare) {
+                self.placed = placed;
                 verdicts.refuse(packet, DropReason::Overflow);
                 return;
             }
@@ -252,11 +257,12 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
         self.backlog.bytes += packet.size() as u64;
         self.held[slot as usize] = Some(Held { packet, remaining: units, seq: self.next_seq });
         self.next_seq += 1;
-        for q in placed {
+        for &q in &placed {
             self.queues.push_back(q, Unit { slot, size: unit_size });
             self.drr.activate(q);
             self.occupied += 1;
         }
+        self.placed = placed;
     }
 
     fn dequeue(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {

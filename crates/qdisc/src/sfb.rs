@@ -204,9 +204,13 @@ impl<P: Packet> Sfb<P> {
         }
     }
 
+    /// The flow's bins in the set in use, and in the warming set if any.
     fn fill_indices(&mut self, key: u64) {
         for s in 0..2 {
             self.idx[s].clear();
+            if s != self.current && !self.warming {
+                continue;
+            }
             for l in 0..self.c.levels {
                 let b = self.sets[s].hashes.bucket(l, key, self.c.bins);
                 self.idx[s].push(l * self.c.bins + b);

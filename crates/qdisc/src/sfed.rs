@@ -515,6 +515,33 @@ mod tests {
     }
 
     #[test]
+    fn randomized_collects_excess_lazily() {
+        // B = T = 4. Flow 1: bucket 4, σ = 0, takes a token (3).
+        let mut s = sfed(4, true);
+        let mut v = Verdicts::new();
+        s.enqueue(TestPacket::new(1, 0, 100), 0, &mut v);
+        // Flow 2: heights become 2; flow 2 gets 2 (σ = -2) and takes one;
+        // flow 1 keeps 3 > 2: R-SFED does not truncate at creation.
+        s.enqueue(TestPacket::new(2, 0, 100), 0, &mut v);
+        assert_eq!(s.state_of(1), (-2.0, Some((3.0, 2.0))));
+        assert_eq!(tokens(&s, 2), Some((1.0, 2.0)));
+        // Flow 1's next packet: its excess (1) goes to σ first, then it
+        // takes a token.
+        s.enqueue(TestPacket::new(1, 1, 100), 0, &mut v);
+        assert_eq!(s.state_of(1), (-1.0, Some((1.0, 2.0))));
+        assert_eq!(s.token_imbalance(), 0);
+        // A departure: σ = 0, β = ceil(0 / 3) = 0: nothing moves.
+        s.dequeue(0, &mut v);
+        assert_eq!(s.state_of(1).0, 0.0);
+        assert_eq!(s.beta_max, 0);
+        // Next: σ = 1, Q = 1, β = ceil(1 / 2) = 1: one random bucket gets it.
+        s.dequeue(0, &mut v);
+        assert_eq!(s.beta_max, 1);
+        let (x1, x2) = (tokens(&s, 1).map_or(0.0, |t| t.0), tokens(&s, 2).map_or(0.0, |t| t.0));
+        assert_eq!(x1 + x2 + s.state_of(1).0, 3.0);
+    }
+
+    #[test]
     fn sigma_starts_at_t_and_an_idle_system_returns_every_token() {
         let mut s = sfed(10, false);
         let mut v = Verdicts::new();
