@@ -26,10 +26,15 @@
 //! door.
 
 pub mod blocks;
+mod blue;
 mod droptail;
+mod mqfq;
 mod packet;
 mod qdisc;
 pub mod rng;
+mod sfb;
+mod sfed;
+mod sfq;
 mod spec;
 mod stats;
 #[doc(hidden)]
@@ -37,10 +42,15 @@ pub mod testkit;
 mod verdicts;
 
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
+pub use blue::{Blue, BlueProbability};
 pub use droptail::DropTail;
+pub use mqfq::{Mqfq, MqfqReorder};
 pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};
-pub use spec::QdiscSpec;
+pub use sfb::{Sfb, SfbParams};
+pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
+pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
+pub use spec::{QdiscSpec, SpecError};
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 

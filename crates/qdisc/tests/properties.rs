@@ -3,7 +3,7 @@
 //! Each discipline adds one line to `disciplines()`.
 
 use aqmlab_qdisc::testkit::{run_trace, Op, Promises, TestPacket};
-use aqmlab_qdisc::{DropTail, Limit, QdiscSpec, QueueDiscipline, TrafficClass};
+use aqmlab_qdisc::{Blue, DropTail, Sfb, SfbParams, Sfed, SfedClass, SfedParams, SfedTraffic, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfq, SfqAdmission, SfqHash, TrafficClass};
 use proptest::prelude::*;
 
 type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
@@ -12,10 +12,48 @@ type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
 /// what it promises.
 fn disciplines() -> Vec<(&'static str, Make, Promises)> {
     let fifo = |limit| Promises { per_flow_order: true, limit: Some(limit) };
+    let any_order = |limit| Promises { per_flow_order: false, limit: Some(limit) };
     vec![
         ("droptail-packets", |_| Box::new(DropTail::new(Limit::Packets(20))), fifo(Limit::Packets(20))),
         ("droptail-bytes", |_| Box::new(DropTail::new(Limit::Bytes(20_000))), fifo(Limit::Bytes(20_000))),
         ("spec-droptail", |s| QdiscSpec::Droptail { limit: Limit::Packets(10) }.build(s), fifo(Limit::Packets(10))),
+        // Seed 001: SFQ and MQFQ keep a flow in order only where promised
+        // (SFQ: one queue per flow; MQFQ: with a reordering fix).
+        ("sfq", |s| Box::new(Sfq::new(20, 4, SfqHash::Improved, SfqAdmission::Ns2, s)), fifo(Limit::Packets(20))),
+        ("sfq-ns2-hash-prose", |s| Box::new(Sfq::new(20, 4, SfqHash::Ns2, SfqAdmission::Prose, s)), fifo(Limit::Packets(20))),
+        ("mqfq", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::None, 64, SfqAdmission::Ns2, s)), any_order(Limit::Packets(20))),
+        ("mqfq-resequence", |s| Box::new(Mqfq::new(20, 4, 2, 1500, MqfqReorder::Resequence, 64, SfqAdmission::Prose, s)), fifo(Limit::Packets(20))),
+        ("mqfq-cells", |s| Box::new(Mqfq::new(40, 4, 2, 1500, MqfqReorder::Cells, 100, SfqAdmission::Ns2, s)), fifo(Limit::Packets(40))),
+        ("blue", |s| Box::new(Blue::new(Limit::Packets(15), 0.05, 0.01, 1_000_000, None, false, s)), fifo(Limit::Packets(15))),
+        ("blue-bytes-ecn", |s| Box::new(Blue::new(Limit::Bytes(9000), 0.1, 0.01, 0, Some(3000), true, s)), fifo(Limit::Bytes(9000))),
+        ("sfb", |s| Box::new(Sfb::new(SfbParams { freeze_time: 1_000_000, increment: 0.05, ..SfbParams::seed001(20) }, s)), fifo(Limit::Packets(20))),
+        ("sfb-rehash", |s| Box::new(Sfb::new(SfbParams { rehash_interval: 50_000_000, warmup_time: 10_000_000, increment: 0.2, penalty_rate: 100.0, ..SfbParams::seed001(20) }, s)), fifo(Limit::Packets(20))),
+        ("sfed", |s| Box::new(Sfed::new(SfedParams::paper(Limit::Packets(16), false), s)), fifo(Limit::Packets(16))),
+        ("sfed-randomized", |s| Box::new(Sfed::new(SfedParams::paper(Limit::Packets(16), true), s)), fifo(Limit::Packets(16))),
+        ("sfed-bytes", |s| Box::new(Sfed::new(SfedParams::paper(Limit::Bytes(12_000), false), s)), fifo(Limit::Bytes(12_000))),
+        ("sfed-randomized-bytes-ecn", |s| Box::new(Sfed::new(SfedParams { ecn: true, ..SfedParams::paper(Limit::Bytes(12_000), true) }, s)), fifo(Limit::Bytes(12_000))),
+        ("sfed-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), false) }, s)), fifo(Limit::Packets(20))),
+        ("sfed-randomized-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), true) }, s)), fifo(Limit::Packets(20))),
+        ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64, admission: SfqAdmission::Ns2 }.build(s), fifo(Limit::Packets(20))),
+    ]
+}
+
+/// Weighted flows, an aggregate, a hierarchy and a per-flow class at once.
+fn sfed_tree() -> Vec<SfedClass> {
+    let class = |name: &str, parent: Option<&str>, weight: f64, flows: Vec<u64>| SfedClass {
+        name: name.into(),
+        parent: parent.map(Into::into),
+        weight,
+        flows,
+        traffic: vec![],
+        per_flow: false,
+    };
+    vec![
+        class("gold", None, 3.0, vec![]),
+        class("g0", Some("gold"), 2.0, vec![0, 1]),
+        class("g1", Some("gold"), 1.0, vec![2]),
+        class("heavy", None, 4.0, vec![3]),
+        SfedClass { traffic: vec![SfedTraffic::UdpUntagged], per_flow: true, ..class("udp", None, 2.0, vec![]) },
     ]
 }
 

@@ -14,6 +14,11 @@ pub struct DrrRound {
     in_round: Vec<bool>,
     deficit: Vec<u64>,
     quantum: Vec<u64>,
+    /// Order of service: each time a queue joins the back of the ring it
+    /// takes the next ticket, so the front has the smallest (MQFQ's
+    /// "served sooner" and its one-round resequencing use this).
+    ticket: Vec<u64>,
+    next_ticket: u64,
 }
 
 impl DrrRound {
@@ -25,7 +30,14 @@ impl DrrRound {
     /// One quantum per queue (WDRR: quanta proportional to weights).
     pub fn weighted(quantum: Vec<u64>) -> Self {
         let count = quantum.len();
-        Self { active: VecDeque::new(), in_round: vec![false; count], deficit: vec![0; count], quantum }
+        Self {
+            active: VecDeque::new(),
+            in_round: vec![false; count],
+            deficit: vec![0; count],
+            quantum,
+            ticket: vec![0; count],
+            next_ticket: 0,
+        }
     }
 
     /// Put queue `q` in the round if it is not there yet. Call after a packet
@@ -35,6 +47,8 @@ impl DrrRound {
         if !self.in_round[q] {
             self.in_round[q] = true;
             self.deficit[q] = self.quantum[q];
+            self.ticket[q] = self.next_ticket;
+            self.next_ticket += 1;
             self.active.push_back(q);
         }
     }
@@ -64,7 +78,52 @@ impl DrrRound {
                 return Some((q, packet));
             }
             self.deficit[q] += self.quantum[q];
+            self.ticket[q] = self.next_ticket;
+            self.next_ticket += 1;
             self.active.rotate_left(1);
+        }
+    }
+
+    /// The bytes queue `q` may still send: for the queue at the front, what
+    /// is left of its current visit; for any other queue in the round, its
+    /// next visit's quantum is already included.
+    #[inline]
+    pub fn deficit(&self, q: usize) -> u64 {
+        self.deficit[q]
+    }
+
+    #[inline]
+    pub fn quantum(&self, q: usize) -> u64 {
+        self.quantum[q]
+    }
+
+    /// Where queue `q` stands in the service order (smaller is served
+    /// sooner), or `None` if it is not in the round.
+    #[inline]
+    pub fn ticket(&self, q: usize) -> Option<u64> {
+        self.in_round[q].then_some(self.ticket[q])
+    }
+
+    /// The ticket the next queue to join the back of the ring will take.
+    #[inline]
+    pub fn next_ticket(&self) -> u64 {
+        self.next_ticket
+    }
+
+    /// End the front queue's visit now if its head no longer fits its
+    /// deficit (it gets its next quantum and goes to the back), instead of
+    /// at the next `next`. Called after `next`, this is ns-2 SFQ's eager
+    /// `active = active->next`: a queue that becomes active in between then
+    /// joins behind the queue just served, as in ns-2 (MQFQ uses it).
+    pub fn end_spent_visit<P: Packet>(&mut self, queues: &FlowQueues<P>) {
+        let Some(&q) = self.active.front() else { return };
+        if let Some(head) = queues.head(q) {
+            if head.size() as u64 > self.deficit[q] {
+                self.deficit[q] += self.quantum[q];
+                self.ticket[q] = self.next_ticket;
+                self.next_ticket += 1;
+                self.active.rotate_left(1);
+            }
         }
     }
 

@@ -1,0 +1,449 @@
+//! SFB, Stochastic Fair Blue (Feng, Kandlur, Saha and Shin, "Stochastic Fair
+//! Blue: A Queue Management Algorithm for Enforcing Fairness", INFOCOM 2001,
+//! section 4, Fig. 7; the baseline of seed 001, digest 001 section 2.5; the
+//! moving hash with two sets of bins as Linux `sch_sfb.c` does it).
+//!
+//! One FIFO; `levels` x `bins` bins, each a virtual queue length and a Blue
+//! probability. Level l maps a flow to one bin with its own hash function,
+//! a Bloom filter over the flows:
+//!
+//! ```text
+//! arrival:  if the FIFO holds `limit` packets: raise p of the flow's bins; drop
+//!           for each level l:  b = bin(l, h_l(flow))
+//!               if b.qlen >= bin_size: raise b.p; drop           (the bin overflows)
+//!               elif b.qlen == 0:      lower b.p
+//!           p_min = min over the flow's bins of p
+//!           if p_min == 1: rate-limit the flow (penalty box)
+//!           else mark or drop with probability p_min
+//!           queue; qlen += 1 in the flow's bins
+//! departure: qlen -= 1 in the packet's bins
+//! ```
+//!
+//! Raising and lowering are Blue's (`increment`, `decrement`, held for
+//! `freeze_time` per bin, [`crate::blue`]).
+//!
+//! Moving hash (SFB paper section 4.4; Linux `rehash_interval`,
+//! `warmup_time`): every `rehash_interval` the hash functions change. A
+//! second set of bins with the next functions is warmed up during the last
+//! `warmup_time` before the change: every arrival updates it as it updates
+//! the set in use, but decisions come from the set in use. At the change the
+//! warmed set takes over and the old one is cleared. The discipline reports
+//! these instants through `next_wakeup` and also catches up on them at
+//! every enqueue and dequeue, so it is correct however late `wakeup` comes.
+//! Each queued packet remembers which set generations counted it, so a
+//! departure never decrements bins that did not count it.
+//!
+//! Parameters and their sources: `levels` 2 and `bins` 23 (seed 001, section
+//! V); `limit` 100 packets (seed 001); `bin_size` ceil(limit / bins)
+//! (digest 001's B/N, rounded up: the bin is full when it holds that many);
+//! `increment` 0.0025, `decrement` 0.00025, `freeze_time` 100 ms (Feng's ns
+//! Blue model, digest 001 section 2.5 [REC]); `rehash_interval` 0 = off (the
+//! LANL code the report used has no moving hash; Linux uses 600 s with
+//! `warmup_time` 60 s); `penalty_rate` 0 packets/s, i.e. every packet of a
+//! flow whose p_min is 1 is dropped (digest 001, A12; the SFB paper
+//! rate-limits such flows without giving a rate; Linux lets 10 packets/s
+//! through with `penalty_burst` 20, the token bucket used here when
+//! `penalty_rate` > 0); `ecn` off (the report drops).
+//! O(levels) per packet.
+
+use std::collections::VecDeque;
+
+use crate::blue::BlueProbability;
+use crate::rng::{mix, Rng};
+use crate::{Backlog, DropReason, Ecn, HashFamily, Packet, QueueDiscipline, Time, Verdicts};
+
+#[derive(Clone, Copy, Debug)]
+pub struct SfbParams {
+    pub limit: u64,
+    pub levels: usize,
+    pub bins: usize,
+    pub bin_size: u32,
+    pub increment: f64,
+    pub decrement: f64,
+    pub freeze_time: Time,
+    pub rehash_interval: Time,
+    pub warmup_time: Time,
+    /// Packets per second let through for a flow whose p_min is 1.
+    pub penalty_rate: f64,
+    pub penalty_burst: u32,
+    pub ecn: bool,
+}
+
+impl SfbParams {
+    /// The configuration of seed 001's experiments.
+    pub fn seed001(limit: u64) -> Self {
+        Self {
+            limit,
+            levels: 2,
+            bins: 23,
+            bin_size: limit.div_ceil(23) as u32,
+            increment: 0.0025,
+            decrement: 0.00025,
+            freeze_time: 100_000_000,
+            rehash_interval: 0,
+            warmup_time: 0,
+            penalty_rate: 0.0,
+            penalty_burst: 20,
+            ecn: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Bin {
+    qlen: u32,
+    p: BlueProbability,
+}
+
+/// One Bloom filter: its hash functions, its bins, and a generation number
+/// that changes whenever the set is reset.
+struct BinSet {
+    hashes: HashFamily,
+    generation: u32,
+    bins: Vec<Bin>,
+}
+
+struct Entry<P> {
+    packet: P,
+    /// The generation of each set that counted this packet (0: none).
+    counted: [u32; 2],
+}
+
+pub struct Sfb<P> {
+    queue: VecDeque<Entry<P>>,
+    bytes: u64,
+    c: SfbParams,
+    sets: [BinSet; 2],
+    /// The set in use.
+    current: usize,
+    /// Whether the other set is warming up.
+    warming: bool,
+    /// When the current hash epoch started.
+    epoch_start: Time,
+    epochs: u64,
+    next_generation: u32,
+    tokens: f64,
+    token_time: Time,
+    seed: u64,
+    rng: Rng,
+    /// Scratch: the flow's bin indices in each set.
+    idx: [Vec<usize>; 2],
+}
+
+impl<P: Packet> Sfb<P> {
+    pub fn new(c: SfbParams, seed: u64) -> Self {
+        let set = |generation, epoch: u64| BinSet {
+            hashes: HashFamily::new(c.levels, mix(seed, epoch)),
+            generation,
+            bins: vec![Bin::default(); c.levels * c.bins],
+        };
+        Self {
+            queue: VecDeque::new(),
+            bytes: 0,
+            c,
+            sets: [set(1, 0), set(2, 1)],
+            current: 0,
+            warming: false,
+            epoch_start: 0,
+            epochs: 1,
+            next_generation: 3,
+            tokens: c.penalty_burst as f64,
+            token_time: 0,
+            seed,
+            rng: Rng::stream(seed, 0x5fb),
+            idx: [Vec::with_capacity(c.levels), Vec::with_capacity(c.levels)],
+        }
+    }
+
+    /// The Blue probability of bin `b` of level `l` in the set in use.
+    pub fn probability(&self, level: usize, bin: usize) -> f64 {
+        self.sets[self.current].bins[level * self.c.bins + bin].p.p
+    }
+
+    /// The bin of each level for `key` in the set in use.
+    pub fn bins_of(&self, key: u64) -> Vec<usize> {
+        let s = &self.sets[self.current];
+        (0..self.c.levels).map(|l| s.hashes.bucket(l, key, self.c.bins)).collect()
+    }
+
+    /// Start using fresh hash functions in set `s`.
+    fn reset_set(&mut self, s: usize) {
+        self.epochs += 1;
+        let set = &mut self.sets[s];
+        set.hashes = HashFamily::new(self.c.levels, mix(self.seed, self.epochs));
+        set.generation = self.next_generation;
+        self.next_generation = self.next_generation.wrapping_add(1).max(1);
+        set.bins.fill(Bin::default());
+    }
+
+    /// Run the moving-hash clock up to `now`.
+    fn advance(&mut self, now: Time) {
+        let r = self.c.rehash_interval;
+        if r == 0 {
+            return;
+        }
+        loop {
+            let change = self.epoch_start + r;
+            let warm = change.saturating_sub(self.c.warmup_time);
+            if !self.warming && self.c.warmup_time > 0 && now >= warm && now < change {
+                self.warming = true;
+                self.reset_set(1 - self.current);
+            }
+            if now < change {
+                return;
+            }
+            if !self.warming {
+                // No warm-up: the new set starts cold.
+                self.reset_set(1 - self.current);
+            }
+            let old = self.current;
+            self.current = 1 - old;
+            self.warming = false;
+            self.reset_set(old);
+            self.epoch_start = change;
+        }
+    }
+
+    /// The flow's bins in the set in use, and in the warming set if any.
+    fn fill_indices(&mut self, key: u64) {
+        for s in 0..2 {
+            self.idx[s].clear();
+            if s != self.current && !self.warming {
+                continue;
+            }
+            for l in 0..self.c.levels {
+                let b = self.sets[s].hashes.bucket(l, key, self.c.bins);
+                self.idx[s].push(l * self.c.bins + b);
+            }
+        }
+    }
+
+    /// Linux `sfb_rate_limit`: true if the packet may pass the penalty box.
+    fn penalty_pass(&mut self, now: Time) -> bool {
+        if self.c.penalty_rate <= 0.0 || self.c.penalty_burst == 0 {
+            return false;
+        }
+        if self.tokens < 1.0 {
+            let age = now.saturating_sub(self.token_time).min(10_000_000_000);
+            self.tokens = (age as f64 * 1e-9 * self.c.penalty_rate).min(self.c.penalty_burst as f64);
+            self.token_time = now;
+            if self.tokens < 1.0 {
+                return false;
+            }
+        }
+        self.tokens -= 1.0;
+        true
+    }
+}
+
+impl<P: Packet> QueueDiscipline<P> for Sfb<P> {
+    fn name(&self) -> &'static str {
+        "sfb"
+    }
+
+    fn enqueue(&mut self, mut packet: P, now: Time, verdicts: &mut Verdicts<P>) {
+        self.advance(now);
+        self.fill_indices(packet.flow_key());
+        let (d1, d2, freeze) = (self.c.increment, self.c.decrement, self.c.freeze_time);
+        let cur = self.current;
+        let in_use: &[usize] = match (self.warming, cur) {
+            (true, _) => &[0, 1],
+            (false, 0) => &[0],
+            (false, _) => &[1],
+        };
+        if self.queue.len() as u64 >= self.c.limit {
+            for &s in in_use {
+                for &i in &self.idx[s] {
+                    self.sets[s].bins[i].p.increase(d1, now, freeze);
+                }
+            }
+            verdicts.refuse(packet, DropReason::Overflow);
+            return;
+        }
+        // The warming set learns from every arrival, as the set in use does.
+        if self.warming {
+            let w = 1 - cur;
+            for &i in &self.idx[w] {
+                let b = &mut self.sets[w].bins[i];
+                if b.qlen >= self.c.bin_size {
+                    b.p.increase(d1, now, freeze);
+                } else if b.qlen == 0 {
+                    b.p.decrease(d2, now, freeze);
+                }
+            }
+        }
+        let mut p_min: f64 = 1.0;
+        for &i in &self.idx[cur] {
+            let b = &mut self.sets[cur].bins[i];
+            if b.qlen >= self.c.bin_size {
+                b.p.increase(d1, now, freeze);
+                verdicts.refuse(packet, DropReason::Overflow);
+                return;
+            } else if b.qlen == 0 {
+                b.p.decrease(d2, now, freeze);
+            }
+            p_min = p_min.min(b.p.p);
+        }
+        if p_min >= 1.0 {
+            if !self.penalty_pass(now) {
+                verdicts.refuse(packet, DropReason::Policy);
+                return;
+            }
+        } else if p_min > 0.0 && self.rng.chance(p_min) {
+            match packet.ecn() {
+                Ecn::Ect if self.c.ecn => {
+                    packet.mark_ce();
+                    verdicts.mark(packet.size());
+                }
+                Ecn::Ce if self.c.ecn => {}
+                _ => {
+                    verdicts.refuse(packet, DropReason::Early);
+                    return;
+                }
+            }
+        }
+        let mut counted = [0u32; 2];
+        for &s in in_use {
+            counted[s] = self.sets[s].generation;
+            for &i in &self.idx[s] {
+                self.sets[s].bins[i].qlen += 1;
+            }
+        }
+        self.bytes += packet.size() as u64;
+        self.queue.push_back(Entry { packet, counted });
+    }
+
+    fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
+        self.advance(now);
+        let Entry { packet, counted } = self.queue.pop_front()?;
+        self.bytes -= packet.size() as u64;
+        let key = packet.flow_key();
+        for (set, &generation) in self.sets.iter_mut().zip(&counted) {
+            if generation != 0 && generation == set.generation {
+                for l in 0..self.c.levels {
+                    let i = l * self.c.bins + set.hashes.bucket(l, key, self.c.bins);
+                    let b = &mut set.bins[i];
+                    b.qlen = b.qlen.saturating_sub(1);
+                }
+            }
+        }
+        Some(packet)
+    }
+
+    fn backlog(&self) -> Backlog {
+        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+    }
+
+    fn next_wakeup(&self) -> Option<Time> {
+        if self.c.rehash_interval == 0 {
+            return None;
+        }
+        let change = self.epoch_start + self.c.rehash_interval;
+        if !self.warming && self.c.warmup_time > 0 {
+            Some(change.saturating_sub(self.c.warmup_time))
+        } else {
+            Some(change)
+        }
+    }
+
+    fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
+        self.advance(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::TestPacket;
+
+    const MS: Time = 1_000_000;
+
+    fn params() -> SfbParams {
+        SfbParams { freeze_time: 0, ..SfbParams::seed001(100) }
+    }
+
+    #[test]
+    fn a_full_bin_raises_its_probability_and_drops() {
+        let mut s = Sfb::new(params(), 7);
+        let mut v = Verdicts::new();
+        assert_eq!(s.c.bin_size, 5);
+        for i in 0..6 {
+            s.enqueue(TestPacket::new(1, i, 1000), i * MS, &mut v);
+        }
+        // Five fit in the flow's bins; the sixth finds level 0 full.
+        assert_eq!(s.backlog().packets, 5);
+        assert_eq!(v.dropped().len(), 1);
+        assert_eq!(v.dropped()[0].reason, DropReason::Overflow);
+        let b = s.bins_of(1);
+        assert_eq!(s.probability(0, b[0]), 0.0025);
+        // The drop returned at level 0: level 1 was not touched.
+        assert_eq!(s.probability(1, b[1]), 0.0);
+        // Departures empty the bins; the next arrival lowers p again.
+        let mut v = Verdicts::new();
+        while s.dequeue(10 * MS, &mut v).is_some() {}
+        s.enqueue(TestPacket::new(1, 6, 1000), 11 * MS, &mut v);
+        assert!((s.probability(0, b[0]) - 0.00225).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_flow_at_probability_one_goes_to_the_penalty_box() {
+        let c = SfbParams { increment: 1.0, penalty_rate: 10.0, penalty_burst: 2, ..params() };
+        let mut s = Sfb::new(c, 7);
+        let mut v = Verdicts::new();
+        // Five packets fill the flow's bins; the sixth overflows level 0,
+        // whose p jumps to 1. Level 1 is raised to 1 by hand.
+        for i in 0..6 {
+            s.enqueue(TestPacket::new(1, i, 1000), 0, &mut v);
+        }
+        let b = s.bins_of(1);
+        s.sets[0].bins[s.c.bins + b[1]].p.p = 1.0;
+        while s.dequeue(0, &mut v).is_some() {}
+        let mut v = Verdicts::new();
+        // Now p_min = 1 (no decrement, so empty bins stay at 1): the burst
+        // of two tokens passes, then the penalty box drops.
+        s.c.decrement = 0.0;
+        for i in 0..4 {
+            s.enqueue(TestPacket::new(1, 10 + i, 1000), 0, &mut v);
+            while s.dequeue(0, &mut Verdicts::new()).is_some() {}
+        }
+        let policy = v.dropped().iter().filter(|d| d.reason == DropReason::Policy).count();
+        assert_eq!(policy, 2);
+        // 200 ms later two more tokens (10/s) let two packets through.
+        let mut v = Verdicts::new();
+        for i in 0..3 {
+            s.enqueue(TestPacket::new(1, 20 + i, 1000), 200 * MS, &mut v);
+        }
+        assert_eq!(s.backlog().packets, 2);
+    }
+
+    #[test]
+    fn rehash_swaps_in_the_warmed_set_on_the_clock() {
+        let c = SfbParams { rehash_interval: 100 * MS, warmup_time: 20 * MS, ..params() };
+        let mut s = Sfb::new(c, 7);
+        let mut v = Verdicts::new();
+        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(80 * MS));
+        s.enqueue(TestPacket::new(1, 0, 1000), 10 * MS, &mut v);
+        let before: Vec<Vec<usize>> = (0..100).map(|k| s.bins_of(k)).collect();
+        QueueDiscipline::<TestPacket>::wakeup(&mut s, 80 * MS, &mut v);
+        assert!(s.warming);
+        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(100 * MS));
+        // Counted in both sets: the one in use and the warming one.
+        s.enqueue(TestPacket::new(1, 1, 1000), 85 * MS, &mut v);
+        let w = 1 - s.current;
+        let warm_bins: u32 = s.sets[w].bins.iter().map(|b| b.qlen).sum();
+        assert_eq!(warm_bins, 2); // one packet, two levels
+        QueueDiscipline::<TestPacket>::wakeup(&mut s, 100 * MS, &mut v);
+        assert!(!s.warming);
+        assert_eq!(s.current, w);
+        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(180 * MS));
+        // The first packet was never counted by the new set: its departure
+        // leaves the new set alone; the second one's empties it.
+        s.dequeue(101 * MS, &mut v);
+        assert_eq!(s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(), 2);
+        s.dequeue(102 * MS, &mut v);
+        assert_eq!(s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(), 0);
+        // New hash functions: most flows now map to other bins.
+        let moved = (0..100u64).filter(|&k| s.bins_of(k) != before[k as usize]).count();
+        assert!(moved > 80, "{moved}");
+    }
+}
