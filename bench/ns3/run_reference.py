@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Build (if needed) and run the ns-3 dumbbell peer for a reference case.
+
+    python3 bench/ns3/run_reference.py                      # dumbbell50 (default)
+    python3 bench/ns3/run_reference.py --case dumbbell1000  # benchmark case
+    python3 bench/ns3/run_reference.py --case dumbbell1000 --duration 10
+
+Writes bench/ns3/reference/<case>_reno.json (or --out). Standard library only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BINARY = os.path.join(HERE, "build", "dumbbell")
+
+CASES = {
+    # Reference case the test suite compares against.
+    "dumbbell50": dict(
+        n=50, bottleneckRate="20Mbps", bottleneckDelay="20ms", accessRate="100Mbps",
+        bufferPkts=100, startSpread=2.5, duration=60.0, warmup=20.0,
+    ),
+    # Benchmark case (packets per wall second is what gets compared).
+    "dumbbell1000": dict(
+        n=1000, bottleneckRate="1Gbps", bottleneckDelay="10ms", accessRate="10Gbps",
+        bufferPkts=290, startSpread=2.0, duration=20.0, warmup=5.0,
+    ),
+}
+
+
+def build():
+    subprocess.run(["bash", os.path.join(HERE, "build.sh")], check=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", choices=sorted(CASES), default="dumbbell50")
+    ap.add_argument("--duration", type=float, help="shorten the run (s); warmup is kept "
+                    "unless it would not leave a window, then it becomes duration/2")
+    ap.add_argument("--warmup", type=float, help="override the warm-up (s)")
+    ap.add_argument("--out", help="output JSON path (default reference/<case>_reno.json)")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="extra ns-3 argument passed through, e.g. --extra=--sack=true")
+    args = ap.parse_args(argv)
+
+    params = dict(CASES[args.case])
+    if args.duration is not None:
+        params["duration"] = args.duration
+        if params["warmup"] >= args.duration:
+            params["warmup"] = args.duration / 2
+    if args.warmup is not None:
+        params["warmup"] = args.warmup
+
+    build()
+    cmd = [BINARY] + [f"--{k}={v}" for k, v in params.items()] + [f"--caseName={args.case}"] + args.extra
+    print("running:", " ".join(cmd), file=sys.stderr)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+    elapsed = time.monotonic() - t0
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["process_wall_time_s"] = elapsed  # includes topology setup and teardown
+    result["command"] = cmd[1:]
+    if args.duration is not None:
+        result["note"] = (f"duration shortened from {CASES[args.case]['duration']} s "
+                          f"to {params['duration']} s to bound wall time")
+
+    out = args.out or os.path.join(HERE, "reference", f"{args.case}_reno.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    r = result["results"]
+    summary = {k: r[k] for k in (
+        "bottleneck_utilization", "bottleneck_loss_rate", "mean_queue_pkts", "jain_fairness",
+        "data_packets_delivered", "wall_time_run_s", "data_packets_delivered_per_wall_s",
+        "peak_rss_mb")}
+    print(json.dumps(summary, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
