@@ -44,6 +44,7 @@ impl Scenario {
             ensure(l.to < nodes, f("to"), "no such node")?;
             ensure(l.from != l.to, f("to"), "a link must join two different nodes")?;
             ensure(l.rate_bps > 0, f("rate"), "must be positive")?;
+            l.qdisc.validate().map_err(|e| ScenarioError::new(format!("links[{i}].qdisc.{}", e.field), e.message))?;
         }
         for (i, p) in self.tcp_profiles.iter().enumerate() {
             let f = |name: &str| format!("tcp_profiles[{i}].{name}");
