@@ -36,6 +36,12 @@ mod stats;
 pub mod testkit;
 mod verdicts;
 
+// Classic and modern AQMs, and seed 004's class-based disciplines.
+pub mod ared;
+pub mod cbt;
+pub mod red;
+pub mod red_linux;
+
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
 pub use droptail::DropTail;
 pub use packet::{Ecn, Packet, TrafficClass};
@@ -43,6 +49,11 @@ pub use qdisc::{ConservationError, Qdisc};
 pub use spec::QdiscSpec;
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
+
+pub use ared::{Ared, AredParams};
+pub use cbt::{Cbt, CbtParams};
+pub use red::{Red, RedMode, RedParams};
+pub use red_linux::{LinuxRedParams, RedLinux};
 
 /// Time in integer nanoseconds since the start of the run.
 pub type Time = u64;
