@@ -39,6 +39,8 @@ mod verdicts;
 // Classic and modern AQMs, and seed 004's class-based disciplines.
 pub mod ared;
 pub mod cbt;
+pub mod chips;
+pub mod dcbt;
 pub mod red;
 pub mod red_linux;
 
@@ -52,6 +54,7 @@ pub use verdicts::{Dropped, Verdicts};
 
 pub use ared::{Ared, AredParams};
 pub use cbt::{Cbt, CbtParams};
+pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
 pub use red::{Red, RedMode, RedParams};
 pub use red_linux::{LinuxRedParams, RedLinux};
 
