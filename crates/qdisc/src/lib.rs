@@ -40,7 +40,9 @@ mod verdicts;
 pub mod ared;
 pub mod cbt;
 pub mod chips;
+pub mod codel;
 pub mod dcbt;
+pub mod fq_codel;
 pub mod red;
 pub mod red_linux;
 
@@ -54,7 +56,9 @@ pub use verdicts::{Dropped, Verdicts};
 
 pub use ared::{Ared, AredParams};
 pub use cbt::{Cbt, CbtParams};
+pub use codel::Codel;
 pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
+pub use fq_codel::{FqCodel, FqCodelParams};
 pub use red::{Red, RedMode, RedParams};
 pub use red_linux::{LinuxRedParams, RedLinux};
 
