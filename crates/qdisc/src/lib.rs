@@ -43,6 +43,7 @@ pub mod chips;
 pub mod codel;
 pub mod dcbt;
 pub mod fq_codel;
+pub mod pie;
 pub mod red;
 pub mod red_linux;
 
@@ -59,6 +60,7 @@ pub use cbt::{Cbt, CbtParams};
 pub use codel::Codel;
 pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
 pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pie::{Pie, PieEstimator, PieParams};
 pub use red::{Red, RedMode, RedParams};
 pub use red_linux::{LinuxRedParams, RedLinux};
 
