@@ -74,6 +74,7 @@ impl<P: Packet> CutInQueue<P> {
     }
 
     /// Bytes of the main queue (what a cut-in measures against `avg`).
+    #[cfg(test)]
     pub fn main_bytes(&self) -> u64 {
         self.main_bytes
     }

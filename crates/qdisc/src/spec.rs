@@ -4,24 +4,764 @@
 //! Python schema validates the user's values and converts their units before
 //! they reach this enum, so the values here are plain integers (packets,
 //! bytes, nanoseconds) and fractions.
+//!
+//! `link_rate_bps`: RED's idle decay (the transmission time of a typical
+//! packet), Adaptive RED's automatic parameters, Linux RED's idle table
+//! (`tc ... bandwidth`) and PIE's initial departure rate need the rate of
+//! the link the queue feeds. The field is optional: the simulator fills it
+//! from the link with [`QdiscSpec::fill_link_rate`] when the user left it
+//! out; if it is still missing, 10 Mb/s is used (tc's default `bandwidth`,
+//! and seed 004's bottleneck), and PIE starts with no estimate (RFC 8033).
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DropTail, Limit, Packet, QueueDiscipline};
+use crate::ared::{Ared, AredParams};
+use crate::cbt::{Cbt, CbtParams};
+use crate::choke::{Choke, ChokeParams};
+use crate::codel::Codel;
+use crate::dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
+use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fred::{Fred, FredParams};
+use crate::pie::{Pie, PieEstimator, PieParams};
+use crate::red::{Red, RedMode, RedParams};
+use crate::red_linux::{LinuxRedConfig, LinuxRedParams, RedLinux};
+use crate::blocks::CodelParams;
+use crate::{DropTail, Limit, Packet, QueueDiscipline, Time};
+
+/// The link rate assumed when neither the user nor the simulator gave one.
+pub const DEFAULT_LINK_RATE_BPS: u64 = 10_000_000;
+
+const MS: Time = 1_000_000;
+
+fn packets<const N: u64>() -> Limit {
+    Limit::Packets(N)
+}
+fn int<const N: u64>() -> u64 {
+    N
+}
+fn int32<const N: u32>() -> u32 {
+    N
+}
+fn yes() -> bool {
+    true
+}
+fn f(x: f64) -> f64 {
+    x
+}
+fn w_q() -> f64 {
+    f(0.002)
+}
+fn max_p_002() -> f64 {
+    f(0.02)
+}
+fn max_p_001() -> f64 {
+    f(0.01)
+}
+fn ared_max_p() -> f64 {
+    f(0.1)
+}
+fn ared_beta() -> f64 {
+    f(0.9)
+}
+fn five() -> f64 {
+    f(5.0)
+}
+fn fifteen() -> f64 {
+    f(15.0)
+}
+fn two() -> f64 {
+    f(2.0)
+}
+fn ten() -> f64 {
+    f(10.0)
+}
+fn hundred() -> f64 {
+    f(100.0)
+}
+fn two_hundred() -> f64 {
+    f(200.0)
+}
+fn pie_alpha() -> f64 {
+    f(0.125)
+}
+fn pie_beta() -> f64 {
+    f(1.25)
+}
+fn tenth() -> f64 {
+    f(0.1)
+}
+fn half() -> f64 {
+    f(0.5)
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscSpec {
-    Droptail { limit: Limit },
+    Droptail {
+        limit: Limit,
+    },
+    /// Floyd-Jacobson RED (`docs/disciplines/red.md`).
+    Red {
+        #[serde(default = "packets::<60>")]
+        limit: Limit,
+        #[serde(default)]
+        mode: RedMode,
+        /// Packets or bytes, by `mode`.
+        #[serde(default = "five")]
+        min_th: f64,
+        #[serde(default = "fifteen")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default)]
+        gentle: bool,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default = "int32::<1500>")]
+        max_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// Adaptive RED (`docs/disciplines/ared.md`); unset thresholds and
+    /// weight are set from the link.
+    Ared {
+        #[serde(default = "packets::<100>")]
+        limit: Limit,
+        #[serde(default)]
+        min_th: Option<f64>,
+        #[serde(default)]
+        max_th: Option<f64>,
+        #[serde(default)]
+        w_q: Option<f64>,
+        #[serde(default = "ared_max_p")]
+        max_p: f64,
+        #[serde(default = "int::<5_000_000>")]
+        target_delay: Time,
+        #[serde(default = "int::<500_000_000>")]
+        interval: Time,
+        #[serde(default = "ared_beta")]
+        beta: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// FRED (`docs/disciplines/fred.md`).
+    Fred {
+        #[serde(default = "int::<60>")]
+        limit: u64,
+        #[serde(default = "five")]
+        min_th: f64,
+        #[serde(default = "fifteen")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default = "two")]
+        min_q: f64,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CHOKe (`docs/disciplines/choke.md`).
+    Choke {
+        #[serde(default = "int::<300>")]
+        limit: u64,
+        #[serde(default = "hundred")]
+        min_th: f64,
+        #[serde(default = "two_hundred")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CoDel (`docs/disciplines/codel.md`).
+    Codel {
+        #[serde(default = "packets::<1000>")]
+        limit: Limit,
+        #[serde(default = "int::<{ 5 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 100 * MS }>")]
+        interval: Time,
+        #[serde(default = "int32::<1500>")]
+        mtu: u32,
+        #[serde(default)]
+        ecn: bool,
+    },
+    /// FQ-CoDel (`docs/disciplines/fq_codel.md`).
+    FqCodel {
+        #[serde(default = "int::<1024>")]
+        flows: u64,
+        #[serde(default = "int32::<1514>")]
+        quantum: u32,
+        #[serde(default = "int::<10240>")]
+        limit: u64,
+        #[serde(default = "int::<{ 32 << 20 }>")]
+        memory_limit: u64,
+        #[serde(default = "int32::<64>")]
+        drop_batch_size: u32,
+        #[serde(default = "int::<{ 5 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 100 * MS }>")]
+        interval: Time,
+        #[serde(default = "int32::<1514>")]
+        mtu: u32,
+        #[serde(default = "yes")]
+        ecn: bool,
+    },
+    /// PIE (`docs/disciplines/pie.md`).
+    Pie {
+        #[serde(default = "packets::<1000>")]
+        limit: Limit,
+        #[serde(default = "int::<{ 15 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 15 * MS }>")]
+        t_update: Time,
+        #[serde(default = "int::<{ 150 * MS }>")]
+        max_burst: Time,
+        #[serde(default = "pie_alpha")]
+        alpha: f64,
+        #[serde(default = "pie_beta")]
+        beta: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "tenth")]
+        mark_ecn_threshold: f64,
+        #[serde(default)]
+        estimator: PieEstimator,
+        #[serde(default = "int::<16384>")]
+        dq_threshold: u64,
+        #[serde(default = "int32::<1500>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// RED as Linux 2.4 (`docs/disciplines/red_linux.md`); bytes.
+    RedLinux {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        /// tc's `probability`.
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CBT (`docs/disciplines/cbt.md`).
+    Cbt {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        /// Packets of `avpkt` bytes.
+        #[serde(default = "ten")]
+        mm_threshold: f64,
+        #[serde(default = "two")]
+        udp_threshold: f64,
+    },
+    /// DCBT (`docs/disciplines/dcbt.md`).
+    Dcbt {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        #[serde(default = "int::<1_000_000_000>")]
+        flow_timeout: Time,
+        #[serde(default = "int::<1_000_000_000>")]
+        gc_interval: Time,
+        #[serde(default)]
+        udp_flows: UdpFlows,
+        #[serde(default)]
+        udp_base: UdpBase,
+    },
+    /// DCBT with ChIPS (`docs/disciplines/chips.md`).
+    Chips {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        #[serde(default = "int::<1_000_000_000>")]
+        flow_timeout: Time,
+        #[serde(default = "int::<1_000_000_000>")]
+        gc_interval: Time,
+        #[serde(default)]
+        udp_flows: UdpFlows,
+        #[serde(default)]
+        udp_base: UdpBase,
+        /// Cut in while `mm_flows <= chips_ratio total_flows`.
+        #[serde(default = "half")]
+        chips_ratio: f64,
+    },
+}
+
+/// An impossible parameter, with the field that holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn err<T>(field: &'static str, message: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError { field, message: message.into() })
+}
+
+fn positive_limit(limit: &Limit) -> Result<(), SpecError> {
+    match *limit {
+        Limit::Packets(0) | Limit::Bytes(0) => err("limit", "must be above zero"),
+        _ => Ok(()),
+    }
+}
+
+fn nonzero<T: PartialEq + Default>(field: &'static str, v: T) -> Result<(), SpecError> {
+    if v == T::default() {
+        err(field, "must be above zero")
+    } else {
+        Ok(())
+    }
+}
+
+fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        err(field, format!("{p} is not a probability in [0, 1]"))
+    }
+}
+
+fn weight(field: &'static str, w: f64) -> Result<(), SpecError> {
+    if w > 0.0 && w <= 1.0 {
+        Ok(())
+    } else {
+        err(field, format!("{w} is not a weight in (0, 1]"))
+    }
+}
+
+fn thresholds(min_th: f64, max_th: f64) -> Result<(), SpecError> {
+    if !(min_th >= 0.0) {
+        return err("min_th", format!("{min_th} is negative"));
+    }
+    if min_th >= max_th {
+        return err("min_th", format!("min_th {min_th} must be below max_th {max_th}"));
+    }
+    Ok(())
+}
+
+fn rate(link_rate_bps: Option<u64>) -> Result<(), SpecError> {
+    if link_rate_bps == Some(0) {
+        return err("link_rate_bps", "must be above zero");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn linux_red(
+    limit: u64,
+    min_th: u64,
+    max_th: u64,
+    avpkt: u32,
+    burst: u32,
+    max_p: f64,
+    ecn: bool,
+    link_rate_bps: Option<u64>,
+) -> LinuxRedParams {
+    LinuxRedParams {
+        limit,
+        min_th,
+        max_th,
+        avpkt,
+        burst,
+        probability: max_p,
+        link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+        ecn,
+    }
+}
+
+fn validate_linux_red(p: &LinuxRedParams) -> Result<(), SpecError> {
+    nonzero("limit", p.limit)?;
+    thresholds(p.min_th as f64, p.max_th as f64)?;
+    nonzero("avpkt", p.avpkt)?;
+    nonzero("burst", p.burst)?;
+    probability("max_p", p.probability)?;
+    if crate::red_linux::eval_wlog(p.min_th, p.burst, p.avpkt).is_none() {
+        return err("burst", format!("burst {} is too small for min_th {} and avpkt {} (tc needs burst + 1 - min_th/avpkt >= 1)", p.burst, p.min_th, p.avpkt));
+    }
+    if crate::red_linux::eval_plog(p.min_th, p.max_th, p.probability).is_none() {
+        return err("max_p", format!("{} is too small to represent for max_th - min_th = {} (Plog >= 32)", p.probability, p.max_th - p.min_th));
+    }
+    LinuxRedConfig::from_tc(p).map(|_| ()).map_err(|m| SpecError { field: "link_rate_bps", message: m })
 }
 
 impl QdiscSpec {
+    /// The discipline's `kind` as scenario files spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QdiscSpec::Droptail { .. } => "droptail",
+            QdiscSpec::Red { .. } => "red",
+            QdiscSpec::Ared { .. } => "ared",
+            QdiscSpec::Fred { .. } => "fred",
+            QdiscSpec::Choke { .. } => "choke",
+            QdiscSpec::Codel { .. } => "codel",
+            QdiscSpec::FqCodel { .. } => "fq_codel",
+            QdiscSpec::Pie { .. } => "pie",
+            QdiscSpec::RedLinux { .. } => "red_linux",
+            QdiscSpec::Cbt { .. } => "cbt",
+            QdiscSpec::Dcbt { .. } => "dcbt",
+            QdiscSpec::Chips { .. } => "chips",
+        }
+    }
+
+    /// Give disciplines that need the link rate the simulator's value, where
+    /// the user did not set one.
+    pub fn fill_link_rate(&mut self, bps: u64) {
+        match self {
+            QdiscSpec::Red { link_rate_bps, .. }
+            | QdiscSpec::Ared { link_rate_bps, .. }
+            | QdiscSpec::Fred { link_rate_bps, .. }
+            | QdiscSpec::Choke { link_rate_bps, .. }
+            | QdiscSpec::Pie { link_rate_bps, .. }
+            | QdiscSpec::RedLinux { link_rate_bps, .. }
+            | QdiscSpec::Cbt { link_rate_bps, .. }
+            | QdiscSpec::Dcbt { link_rate_bps, .. }
+            | QdiscSpec::Chips { link_rate_bps, .. } => {
+                link_rate_bps.get_or_insert(bps);
+            }
+            QdiscSpec::Droptail { .. } | QdiscSpec::Codel { .. } | QdiscSpec::FqCodel { .. } => {}
+        }
+    }
+
+    /// Refuse impossible parameters, naming the field.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self {
+            QdiscSpec::Droptail { limit } => positive_limit(limit),
+            QdiscSpec::Red { limit, min_th, max_th, w_q, max_p, mean_packet_size, max_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                nonzero("max_packet_size", *max_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, mean_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)?;
+                if let Some(w) = w_q {
+                    weight("w_q", *w)?;
+                }
+                probability("max_p", *max_p)?;
+                nonzero("target_delay", *target_delay)?;
+                nonzero("interval", *interval)?;
+                if !(*beta > 0.0 && *beta < 1.0) {
+                    return err("beta", format!("{beta} must be in (0, 1)"));
+                }
+                if min_th.is_some() || max_th.is_some() {
+                    let resolved = self.ared_params().resolve();
+                    thresholds(resolved.min_th, resolved.max_th)?;
+                }
+                Ok(())
+            }
+            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => {
+                nonzero("limit", *limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                if !(*min_q >= 0.0) {
+                    return err("min_q", format!("{min_q} is negative"));
+                }
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, mean_packet_size, link_rate_bps, .. } => {
+                nonzero("limit", *limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Codel { limit, target, interval, .. } => {
+                positive_limit(limit)?;
+                nonzero("target", *target)?;
+                nonzero("interval", *interval)
+            }
+            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, .. } => {
+                nonzero("flows", *flows)?;
+                nonzero("quantum", *quantum)?;
+                nonzero("limit", *limit)?;
+                nonzero("memory_limit", *memory_limit)?;
+                nonzero("drop_batch_size", *drop_batch_size)?;
+                nonzero("target", *target)?;
+                nonzero("interval", *interval)
+            }
+            QdiscSpec::Pie { limit, target, t_update, alpha, beta, mark_ecn_threshold, dq_threshold, mean_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                nonzero("target", *target)?;
+                nonzero("t_update", *t_update)?;
+                if !(*alpha >= 0.0) {
+                    return err("alpha", format!("{alpha} is negative"));
+                }
+                if !(*beta >= 0.0) {
+                    return err("beta", format!("{beta} is negative"));
+                }
+                probability("mark_ecn_threshold", *mark_ecn_threshold)?;
+                nonzero("dq_threshold", *dq_threshold)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::RedLinux { link_rate_bps, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())
+            }
+            QdiscSpec::Cbt { link_rate_bps, mm_threshold, udp_threshold, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                if !(*mm_threshold >= 0.0) {
+                    return err("mm_threshold", format!("{mm_threshold} is negative"));
+                }
+                if !(*udp_threshold >= 0.0) {
+                    return err("udp_threshold", format!("{udp_threshold} is negative"));
+                }
+                Ok(())
+            }
+            QdiscSpec::Dcbt { link_rate_bps, flow_timeout, gc_interval, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                nonzero("flow_timeout", *flow_timeout)?;
+                nonzero("gc_interval", *gc_interval)
+            }
+            QdiscSpec::Chips { link_rate_bps, flow_timeout, gc_interval, chips_ratio, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                nonzero("flow_timeout", *flow_timeout)?;
+                nonzero("gc_interval", *gc_interval)?;
+                probability("chips_ratio", *chips_ratio)
+            }
+        }
+    }
+
+    fn ared_params(&self) -> AredParams {
+        let QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, ecn, mean_packet_size, link_rate_bps } = *self else {
+            unreachable!("ared_params of {}", self.kind())
+        };
+        AredParams {
+            limit,
+            min_th,
+            max_th,
+            w_q,
+            max_p,
+            target_delay,
+            interval,
+            beta,
+            ecn,
+            mean_packet_size,
+            link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+        }
+    }
+
+    fn linux_red_params(&self) -> LinuxRedParams {
+        match *self {
+            QdiscSpec::RedLinux { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps }
+            | QdiscSpec::Cbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
+            | QdiscSpec::Dcbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
+            | QdiscSpec::Chips { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. } => {
+                linux_red(limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps)
+            }
+            _ => unreachable!("linux_red_params of {}", self.kind()),
+        }
+    }
+
     /// Make the discipline. `seed` feeds its random stream and hash family,
-    /// so two queues of one run never share random numbers.
+    /// so two queues of one run never share random numbers. The spec must
+    /// have passed [`QdiscSpec::validate`].
     pub fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
-        let _ = seed;
+        const VALID: &str = "QdiscSpec::build on a spec that fails validate()";
         match *self {
             QdiscSpec::Droptail { limit } => Box::new(DropTail::new(limit)),
+            QdiscSpec::Red { limit, mode, min_th, max_th, w_q, max_p, gentle, ecn, mean_packet_size, max_packet_size, link_rate_bps } => {
+                Box::new(Red::new(
+                    RedParams {
+                        limit,
+                        mode,
+                        min_th,
+                        max_th,
+                        w_q,
+                        max_p,
+                        gentle,
+                        ecn,
+                        mean_packet_size,
+                        max_packet_size,
+                        link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                    },
+                    seed,
+                ))
+            }
+            QdiscSpec::Ared { .. } => Box::new(Ared::new(self.ared_params(), seed)),
+            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => Box::new(Fred::new(
+                FredParams {
+                    limit,
+                    min_th,
+                    max_th,
+                    w_q,
+                    max_p,
+                    min_q,
+                    mean_packet_size,
+                    link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                },
+                seed,
+            )),
+            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, ecn, mean_packet_size, link_rate_bps } => Box::new(Choke::new(
+                ChokeParams {
+                    limit,
+                    min_th,
+                    max_th,
+                    w_q,
+                    max_p,
+                    ecn,
+                    mean_packet_size,
+                    link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                },
+                seed,
+            )),
+            QdiscSpec::Codel { limit, target, interval, mtu, ecn } => {
+                Box::new(Codel::new(limit, CodelParams { target, interval, mtu, ecn }))
+            }
+            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, mtu, ecn } => {
+                Box::new(FqCodel::new(
+                    FqCodelParams {
+                        flows: flows as usize,
+                        quantum,
+                        limit,
+                        memory_limit,
+                        drop_batch_size,
+                        codel: CodelParams { target, interval, mtu, ecn },
+                    },
+                    seed,
+                ))
+            }
+            QdiscSpec::Pie {
+                limit,
+                target,
+                t_update,
+                max_burst,
+                alpha,
+                beta,
+                ecn,
+                mark_ecn_threshold,
+                estimator,
+                dq_threshold,
+                mean_packet_size,
+                link_rate_bps,
+            } => Box::new(Pie::new(
+                PieParams {
+                    limit,
+                    target,
+                    t_update,
+                    max_burst,
+                    alpha,
+                    beta,
+                    ecn,
+                    mark_ecn_threshold,
+                    estimator,
+                    dq_threshold,
+                    mean_packet_size,
+                    link_rate_bps,
+                },
+                seed,
+            )),
+            QdiscSpec::RedLinux { .. } => Box::new(RedLinux::new(&self.linux_red_params(), seed).expect(VALID)),
+            QdiscSpec::Cbt { mm_threshold, udp_threshold, .. } => Box::new(
+                Cbt::new(&CbtParams { red: self.linux_red_params(), mm_threshold, udp_threshold }, seed).expect(VALID),
+            ),
+            QdiscSpec::Dcbt { flow_timeout, gc_interval, udp_flows, udp_base, .. } => Box::new(
+                Dcbt::new(
+                    &DcbtParams { red: self.linux_red_params(), flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio: None },
+                    seed,
+                )
+                .expect(VALID),
+            ),
+            QdiscSpec::Chips { flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio, .. } => Box::new(
+                Dcbt::new(
+                    &DcbtParams {
+                        red: self.linux_red_params(),
+                        flow_timeout,
+                        gc_interval,
+                        udp_flows,
+                        udp_base,
+                        chips_ratio: Some(chips_ratio),
+                    },
+                    seed,
+                )
+                .expect(VALID),
+            ),
         }
     }
 }
