@@ -765,3 +765,65 @@ impl QdiscSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::TestPacket;
+
+    fn spec(json: &str) -> QdiscSpec {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    fn field(json: &str) -> &'static str {
+        spec(json).validate().expect_err(json).field
+    }
+
+    #[test]
+    fn every_kind_builds_from_its_defaults() {
+        for kind in ["red", "ared", "fred", "choke", "codel", "fq_codel", "pie", "red_linux", "cbt", "dcbt", "chips"] {
+            let s = spec(&format!(r#"{{"kind": "{kind}"}}"#));
+            assert_eq!(s.kind(), kind);
+            s.validate().unwrap_or_else(|e| panic!("{kind}: {e}"));
+            let q = s.build::<TestPacket>(1);
+            assert_eq!(q.name(), kind);
+        }
+    }
+
+    #[test]
+    fn impossible_parameters_name_their_field() {
+        assert_eq!(field(r#"{"kind": "red", "min_th": 20, "max_th": 10}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "red", "max_p": 1.5}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "red", "w_q": 0}"#), "w_q");
+        assert_eq!(field(r#"{"kind": "red", "limit": {"packets": 0}}"#), "limit");
+        assert_eq!(field(r#"{"kind": "ared", "min_th": 30, "max_th": 20}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "ared", "beta": 1.0}"#), "beta");
+        assert_eq!(field(r#"{"kind": "fred", "max_p": -0.1}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "choke", "min_th": 300, "max_th": 200}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "codel", "interval": 0}"#), "interval");
+        assert_eq!(field(r#"{"kind": "fq_codel", "flows": 0}"#), "flows");
+        assert_eq!(field(r#"{"kind": "fq_codel", "quantum": 0}"#), "quantum");
+        assert_eq!(field(r#"{"kind": "pie", "mark_ecn_threshold": 2}"#), "mark_ecn_threshold");
+        assert_eq!(field(r#"{"kind": "pie", "link_rate_bps": 0}"#), "link_rate_bps");
+        assert_eq!(field(r#"{"kind": "red_linux", "min_th": 15000, "max_th": 5000}"#), "min_th");
+        // tc cannot find Wlog: burst + 1 - min/avpkt < 1.
+        assert_eq!(field(r#"{"kind": "red_linux", "burst": 2}"#), "burst");
+        // nor Plog for a probability below (max - min)/2^31.
+        assert_eq!(field(r#"{"kind": "cbt", "max_p": 1e-9}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "dcbt", "gc_interval": 0}"#), "gc_interval");
+        assert_eq!(field(r#"{"kind": "chips", "chips_ratio": 1.5}"#), "chips_ratio");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_and_link_rate_is_filled_once() {
+        assert!(serde_json::from_str::<QdiscSpec>(r#"{"kind": "codel", "tagret": 5}"#).is_err());
+        let mut s = spec(r#"{"kind": "pie"}"#);
+        s.fill_link_rate(100_000_000);
+        let QdiscSpec::Pie { link_rate_bps, .. } = s else { unreachable!() };
+        assert_eq!(link_rate_bps, Some(100_000_000));
+        let mut s = spec(r#"{"kind": "red", "link_rate_bps": 1000000}"#);
+        s.fill_link_rate(100_000_000);
+        let QdiscSpec::Red { link_rate_bps, .. } = s else { unreachable!() };
+        assert_eq!(link_rate_bps, Some(1_000_000));
+    }
+}
