@@ -178,7 +178,7 @@ impl LinuxRedCore {
             qcount: -1,
             qr: 0,
             idle_start: None,
-            rng: Rng::stream(seed, 0x2_4_8ED),
+            rng: Rng::stream(seed, 0x248ED),
             cfg,
         }
     }

@@ -405,13 +405,18 @@ fn weight(field: &'static str, w: f64) -> Result<(), SpecError> {
 }
 
 fn thresholds(min_th: f64, max_th: f64) -> Result<(), SpecError> {
-    if !(min_th >= 0.0) {
+    if min_th.is_nan() || min_th < 0.0 {
         return err("min_th", format!("{min_th} is negative"));
     }
-    if min_th >= max_th {
+    if max_th.is_nan() || min_th >= max_th {
         return err("min_th", format!("min_th {min_th} must be below max_th {max_th}"));
     }
     Ok(())
+}
+
+/// True if `x` cannot be a count or a size: negative, or NaN.
+fn negative_or_nan(x: f64) -> bool {
+    x.is_nan() || x < 0.0
 }
 
 fn rate(link_rate_bps: Option<u64>) -> Result<(), SpecError> {
@@ -520,7 +525,7 @@ impl QdiscSpec {
                 probability("max_p", *max_p)?;
                 nonzero("target_delay", *target_delay)?;
                 nonzero("interval", *interval)?;
-                if !(*beta > 0.0 && *beta < 1.0) {
+                if beta.is_nan() || *beta <= 0.0 || *beta >= 1.0 {
                     return err("beta", format!("{beta} must be in (0, 1)"));
                 }
                 if min_th.is_some() || max_th.is_some() {
@@ -534,7 +539,7 @@ impl QdiscSpec {
                 thresholds(*min_th, *max_th)?;
                 weight("w_q", *w_q)?;
                 probability("max_p", *max_p)?;
-                if !(*min_q >= 0.0) {
+                if negative_or_nan(*min_q) {
                     return err("min_q", format!("{min_q} is negative"));
                 }
                 nonzero("mean_packet_size", *mean_packet_size)?;
@@ -566,10 +571,10 @@ impl QdiscSpec {
                 positive_limit(limit)?;
                 nonzero("target", *target)?;
                 nonzero("t_update", *t_update)?;
-                if !(*alpha >= 0.0) {
+                if negative_or_nan(*alpha) {
                     return err("alpha", format!("{alpha} is negative"));
                 }
-                if !(*beta >= 0.0) {
+                if negative_or_nan(*beta) {
                     return err("beta", format!("{beta} is negative"));
                 }
                 probability("mark_ecn_threshold", *mark_ecn_threshold)?;
@@ -584,10 +589,10 @@ impl QdiscSpec {
             QdiscSpec::Cbt { link_rate_bps, mm_threshold, udp_threshold, .. } => {
                 rate(*link_rate_bps)?;
                 validate_linux_red(&self.linux_red_params())?;
-                if !(*mm_threshold >= 0.0) {
+                if negative_or_nan(*mm_threshold) {
                     return err("mm_threshold", format!("{mm_threshold} is negative"));
                 }
-                if !(*udp_threshold >= 0.0) {
+                if negative_or_nan(*udp_threshold) {
                     return err("udp_threshold", format!("{udp_threshold} is negative"));
                 }
                 Ok(())
