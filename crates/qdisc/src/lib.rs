@@ -53,7 +53,7 @@ pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
 pub use droptail::DropTail;
 pub use packet::{Ecn, Packet, TrafficClass};
 pub use qdisc::{ConservationError, Qdisc};
-pub use spec::QdiscSpec;
+pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS};
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 
