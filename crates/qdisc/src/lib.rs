@@ -41,6 +41,19 @@ mod stats;
 pub mod testkit;
 mod verdicts;
 
+// Classic and modern AQMs, and seed 004's class-based disciplines.
+pub mod ared;
+pub mod cbt;
+pub mod chips;
+pub mod choke;
+pub mod codel;
+pub mod dcbt;
+pub mod fq_codel;
+pub mod fred;
+pub mod pie;
+pub mod red;
+pub mod red_linux;
+
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
 pub use blue::{Blue, BlueProbability};
 pub use droptail::DropTail;
@@ -50,9 +63,20 @@ pub use qdisc::{ConservationError, Qdisc};
 pub use sfb::{Sfb, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
 pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
-pub use spec::{QdiscSpec, SpecError};
+pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS};
 pub use stats::{DropReason, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
+
+pub use ared::{Ared, AredParams};
+pub use cbt::{Cbt, CbtParams};
+pub use choke::{Choke, ChokeParams};
+pub use codel::Codel;
+pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use fred::{Fred, FredParams};
+pub use pie::{Pie, PieEstimator, PieParams};
+pub use red::{Red, RedMode, RedParams};
+pub use red_linux::{LinuxRedParams, RedLinux};
 
 /// Time in integer nanoseconds since the start of the run.
 pub type Time = u64;

@@ -4,13 +4,156 @@
 //! Python schema validates the user's values and converts their units before
 //! they reach this enum, so the values here are plain integers (packets,
 //! bytes, nanoseconds) and fractions.
+//!
+//! `link_rate_bps`: RED's idle decay (the transmission time of a typical
+//! packet), Adaptive RED's automatic parameters, Linux RED's idle table
+//! (`tc ... bandwidth`) and PIE's initial departure rate need the rate of
+//! the link the queue feeds. The field is optional: the simulator fills it
+//! from the link with [`QdiscSpec::fill_link_rate`] when the user left it
+//! out; if it is still missing, 10 Mb/s is used (tc's default `bandwidth`,
+//! and seed 004's bottleneck), and PIE starts with no estimate (RFC 8033).
 
 use serde::{Deserialize, Serialize};
 
+use crate::ared::{Ared, AredParams};
+use crate::cbt::{Cbt, CbtParams};
+use crate::choke::{Choke, ChokeParams};
+use crate::codel::Codel;
+use crate::dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
+use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fred::{Fred, FredParams};
+use crate::pie::{Pie, PieEstimator, PieParams};
+use crate::red::{Red, RedMode, RedParams};
+use crate::red_linux::{LinuxRedConfig, LinuxRedParams, RedLinux};
+use crate::blocks::CodelParams;
 use crate::{
     check_classes, Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfed, SfedClass, SfedParams,
-    Sfq, SfqAdmission, SfqHash,
+    Sfq, SfqAdmission, SfqHash, Time,
 };
+
+/// The link rate assumed when neither the user nor the simulator gave one.
+pub const DEFAULT_LINK_RATE_BPS: u64 = 10_000_000;
+
+const MS: Time = 1_000_000;
+
+fn packets<const N: u64>() -> Limit {
+    Limit::Packets(N)
+}
+fn int<const N: u64>() -> u64 {
+    N
+}
+fn int32<const N: u32>() -> u32 {
+    N
+}
+fn yes() -> bool {
+    true
+}
+fn f(x: f64) -> f64 {
+    x
+}
+fn w_q() -> f64 {
+    f(0.002)
+}
+fn max_p_002() -> f64 {
+    f(0.02)
+}
+fn max_p_001() -> f64 {
+    f(0.01)
+}
+fn ared_max_p() -> f64 {
+    f(0.1)
+}
+fn ared_beta() -> f64 {
+    f(0.9)
+}
+fn five() -> f64 {
+    f(5.0)
+}
+fn fifteen() -> f64 {
+    f(15.0)
+}
+fn two() -> f64 {
+    f(2.0)
+}
+fn ten() -> f64 {
+    f(10.0)
+}
+fn hundred() -> f64 {
+    f(100.0)
+}
+fn two_hundred() -> f64 {
+    f(200.0)
+}
+fn pie_alpha() -> f64 {
+    f(0.125)
+}
+fn pie_beta() -> f64 {
+    f(1.25)
+}
+fn tenth() -> f64 {
+    f(0.1)
+}
+fn half() -> f64 {
+    f(0.5)
+}
+
+fn ns2_sfq_limit() -> Limit {
+    Limit::Packets(40)
+}
+fn sixteen() -> usize {
+    16
+}
+fn two_usize() -> usize {
+    2
+}
+fn mtu() -> u64 {
+    1500
+}
+fn improved_hash() -> SfqHash {
+    SfqHash::Improved
+}
+fn ns2_admission() -> SfqAdmission {
+    SfqAdmission::Ns2
+}
+fn no_reorder_fix() -> MqfqReorder {
+    MqfqReorder::None
+}
+fn cell() -> u32 {
+    64
+}
+fn blue_increment() -> f64 {
+    0.0025
+}
+fn blue_decrement() -> f64 {
+    0.00025
+}
+fn blue_freeze() -> u64 {
+    100_000_000
+}
+fn one() -> f64 {
+    1.0
+}
+fn quarter() -> f64 {
+    0.25
+}
+fn sfed_max_p() -> f64 {
+    0.02
+}
+fn mtu_u32() -> u32 {
+    1500
+}
+fn sfb_limit() -> Limit {
+    Limit::Packets(100)
+}
+fn sfb_bins() -> usize {
+    23
+}
+fn penalty_rate() -> f64 {
+    0.0
+}
+fn penalty_burst() -> u32 {
+    20
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -35,7 +178,7 @@ pub enum QdiscSpec {
         limit: Limit,
         #[serde(default = "sixteen")]
         queues: usize,
-        #[serde(default = "two")]
+        #[serde(default = "two_usize")]
         hashes: usize,
         #[serde(default = "mtu")]
         quantum: u64,
@@ -66,7 +209,7 @@ pub enum QdiscSpec {
     Sfb {
         #[serde(default = "sfb_limit")]
         limit: Limit,
-        #[serde(default = "two")]
+        #[serde(default = "two_usize")]
         levels: usize,
         #[serde(default = "sfb_bins")]
         bins: usize,
@@ -116,78 +259,261 @@ pub enum QdiscSpec {
         #[serde(default)]
         classes: Vec<SfedClass>,
     },
+    /// Floyd-Jacobson RED (`docs/disciplines/red.md`).
+    Red {
+        #[serde(default = "packets::<60>")]
+        limit: Limit,
+        #[serde(default)]
+        mode: RedMode,
+        /// Packets or bytes, by `mode`.
+        #[serde(default = "five")]
+        min_th: f64,
+        #[serde(default = "fifteen")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default)]
+        gentle: bool,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default = "int32::<1500>")]
+        max_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// Adaptive RED (`docs/disciplines/ared.md`); unset thresholds and
+    /// weight are set from the link.
+    Ared {
+        #[serde(default = "packets::<100>")]
+        limit: Limit,
+        #[serde(default)]
+        min_th: Option<f64>,
+        #[serde(default)]
+        max_th: Option<f64>,
+        #[serde(default)]
+        w_q: Option<f64>,
+        #[serde(default = "ared_max_p")]
+        max_p: f64,
+        #[serde(default = "int::<5_000_000>")]
+        target_delay: Time,
+        #[serde(default = "int::<500_000_000>")]
+        interval: Time,
+        #[serde(default = "ared_beta")]
+        beta: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// FRED (`docs/disciplines/fred.md`).
+    Fred {
+        #[serde(default = "int::<60>")]
+        limit: u64,
+        #[serde(default = "five")]
+        min_th: f64,
+        #[serde(default = "fifteen")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default = "two")]
+        min_q: f64,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CHOKe (`docs/disciplines/choke.md`).
+    Choke {
+        #[serde(default = "int::<300>")]
+        limit: u64,
+        #[serde(default = "hundred")]
+        min_th: f64,
+        #[serde(default = "two_hundred")]
+        max_th: f64,
+        #[serde(default = "w_q")]
+        w_q: f64,
+        #[serde(default = "max_p_002")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "int32::<1000>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CoDel (`docs/disciplines/codel.md`).
+    Codel {
+        #[serde(default = "packets::<1000>")]
+        limit: Limit,
+        #[serde(default = "int::<{ 5 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 100 * MS }>")]
+        interval: Time,
+        #[serde(default = "int32::<1500>")]
+        mtu: u32,
+        #[serde(default)]
+        ecn: bool,
+    },
+    /// FQ-CoDel (`docs/disciplines/fq_codel.md`).
+    FqCodel {
+        #[serde(default = "int::<1024>")]
+        flows: u64,
+        #[serde(default = "int32::<1514>")]
+        quantum: u32,
+        #[serde(default = "int::<10240>")]
+        limit: u64,
+        #[serde(default = "int::<{ 32 << 20 }>")]
+        memory_limit: u64,
+        #[serde(default = "int32::<64>")]
+        drop_batch_size: u32,
+        #[serde(default = "int::<{ 5 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 100 * MS }>")]
+        interval: Time,
+        #[serde(default = "int32::<1514>")]
+        mtu: u32,
+        #[serde(default = "yes")]
+        ecn: bool,
+    },
+    /// PIE (`docs/disciplines/pie.md`).
+    Pie {
+        #[serde(default = "packets::<1000>")]
+        limit: Limit,
+        #[serde(default = "int::<{ 15 * MS }>")]
+        target: Time,
+        #[serde(default = "int::<{ 15 * MS }>")]
+        t_update: Time,
+        #[serde(default = "int::<{ 150 * MS }>")]
+        max_burst: Time,
+        #[serde(default = "pie_alpha")]
+        alpha: f64,
+        #[serde(default = "pie_beta")]
+        beta: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default = "tenth")]
+        mark_ecn_threshold: f64,
+        #[serde(default)]
+        estimator: PieEstimator,
+        #[serde(default = "int::<16384>")]
+        dq_threshold: u64,
+        #[serde(default = "int32::<1500>")]
+        mean_packet_size: u32,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// RED as Linux 2.4 (`docs/disciplines/red_linux.md`); bytes.
+    RedLinux {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        /// tc's `probability`.
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+    },
+    /// CBT (`docs/disciplines/cbt.md`).
+    Cbt {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        /// Packets of `avpkt` bytes.
+        #[serde(default = "ten")]
+        mm_threshold: f64,
+        #[serde(default = "two")]
+        udp_threshold: f64,
+    },
+    /// DCBT (`docs/disciplines/dcbt.md`).
+    Dcbt {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        #[serde(default = "int::<1_000_000_000>")]
+        flow_timeout: Time,
+        #[serde(default = "int::<1_000_000_000>")]
+        gc_interval: Time,
+        #[serde(default)]
+        udp_flows: UdpFlows,
+        #[serde(default)]
+        udp_base: UdpBase,
+    },
+    /// DCBT with ChIPS (`docs/disciplines/chips.md`).
+    Chips {
+        #[serde(default = "int::<20000>")]
+        limit: u64,
+        #[serde(default = "int::<5000>")]
+        min_th: u64,
+        #[serde(default = "int::<15000>")]
+        max_th: u64,
+        #[serde(default = "int32::<1000>")]
+        avpkt: u32,
+        #[serde(default = "int32::<8>")]
+        burst: u32,
+        #[serde(default = "max_p_001")]
+        max_p: f64,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        link_rate_bps: Option<u64>,
+        #[serde(default = "int::<1_000_000_000>")]
+        flow_timeout: Time,
+        #[serde(default = "int::<1_000_000_000>")]
+        gc_interval: Time,
+        #[serde(default)]
+        udp_flows: UdpFlows,
+        #[serde(default)]
+        udp_base: UdpBase,
+        /// Cut in while `mm_flows <= chips_ratio total_flows`.
+        #[serde(default = "half")]
+        chips_ratio: f64,
+    },
 }
 
-fn ns2_sfq_limit() -> Limit {
-    Limit::Packets(40)
-}
-fn sixteen() -> usize {
-    16
-}
-fn two() -> usize {
-    2
-}
-fn mtu() -> u64 {
-    1500
-}
-fn improved_hash() -> SfqHash {
-    SfqHash::Improved
-}
-fn ns2_admission() -> SfqAdmission {
-    SfqAdmission::Ns2
-}
-fn no_reorder_fix() -> MqfqReorder {
-    MqfqReorder::None
-}
-fn cell() -> u32 {
-    64
-}
-fn blue_increment() -> f64 {
-    0.0025
-}
-fn blue_decrement() -> f64 {
-    0.00025
-}
-fn blue_freeze() -> u64 {
-    100_000_000
-}
-fn one() -> f64 {
-    1.0
-}
-fn half() -> f64 {
-    0.5
-}
-fn quarter() -> f64 {
-    0.25
-}
-fn sfed_max_p() -> f64 {
-    0.02
-}
-fn mtu_u32() -> u32 {
-    1500
-}
-fn sfb_limit() -> Limit {
-    Limit::Packets(100)
-}
-fn sfb_bins() -> usize {
-    23
-}
-fn penalty_rate() -> f64 {
-    0.0
-}
-fn penalty_burst() -> u32 {
-    20
-}
-
-fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
-    if (0.0..=1.0).contains(&p) {
-        Ok(())
-    } else {
-        err(field, format!("must be a probability in [0, 1], not {p}"))
-    }
-}
-
-/// An impossible parameter, named.
+/// An impossible parameter, with the field that holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecError {
     pub field: &'static str,
@@ -202,13 +528,13 @@ impl std::fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-fn err(field: &'static str, message: impl Into<String>) -> Result<(), SpecError> {
+fn err<T>(field: &'static str, message: impl Into<String>) -> Result<T, SpecError> {
     Err(SpecError { field, message: message.into() })
 }
 
-fn nonzero_limit(limit: &Limit) -> Result<(), SpecError> {
+fn positive_limit(limit: &Limit) -> Result<(), SpecError> {
     match *limit {
-        Limit::Packets(0) | Limit::Bytes(0) => err("limit", "must be positive"),
+        Limit::Packets(0) | Limit::Bytes(0) => err("limit", "must be above zero"),
         _ => Ok(()),
     }
 }
@@ -221,11 +547,144 @@ fn packets_only(limit: &Limit, why: &str) -> Result<u64, SpecError> {
     }
 }
 
+fn nonzero<T: PartialEq + Default>(field: &'static str, v: T) -> Result<(), SpecError> {
+    if v == T::default() {
+        err(field, "must be above zero")
+    } else {
+        Ok(())
+    }
+}
+
+fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        err(field, format!("{p} is not a probability in [0, 1]"))
+    }
+}
+
+fn weight(field: &'static str, w: f64) -> Result<(), SpecError> {
+    if w > 0.0 && w <= 1.0 {
+        Ok(())
+    } else {
+        err(field, format!("{w} is not a weight in (0, 1]"))
+    }
+}
+
+fn thresholds(min_th: f64, max_th: f64) -> Result<(), SpecError> {
+    if min_th.is_nan() || min_th < 0.0 {
+        return err("min_th", format!("{min_th} is negative"));
+    }
+    if max_th.is_nan() || min_th >= max_th {
+        return err("min_th", format!("min_th {min_th} must be below max_th {max_th}"));
+    }
+    Ok(())
+}
+
+/// True if `x` cannot be a count or a size: negative, or NaN.
+fn negative_or_nan(x: f64) -> bool {
+    x.is_nan() || x < 0.0
+}
+
+fn rate(link_rate_bps: Option<u64>) -> Result<(), SpecError> {
+    if link_rate_bps == Some(0) {
+        return err("link_rate_bps", "must be above zero");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn linux_red(
+    limit: u64,
+    min_th: u64,
+    max_th: u64,
+    avpkt: u32,
+    burst: u32,
+    max_p: f64,
+    ecn: bool,
+    link_rate_bps: Option<u64>,
+) -> LinuxRedParams {
+    LinuxRedParams {
+        limit,
+        min_th,
+        max_th,
+        avpkt,
+        burst,
+        probability: max_p,
+        link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+        ecn,
+    }
+}
+
+fn validate_linux_red(p: &LinuxRedParams) -> Result<(), SpecError> {
+    nonzero("limit", p.limit)?;
+    thresholds(p.min_th as f64, p.max_th as f64)?;
+    nonzero("avpkt", p.avpkt)?;
+    nonzero("burst", p.burst)?;
+    probability("max_p", p.probability)?;
+    if crate::red_linux::eval_wlog(p.min_th, p.burst, p.avpkt).is_none() {
+        return err("burst", format!("burst {} is too small for min_th {} and avpkt {} (tc needs burst + 1 - min_th/avpkt >= 1)", p.burst, p.min_th, p.avpkt));
+    }
+    if crate::red_linux::eval_plog(p.min_th, p.max_th, p.probability).is_none() {
+        return err("max_p", format!("{} is too small to represent for max_th - min_th = {} (Plog >= 32)", p.probability, p.max_th - p.min_th));
+    }
+    LinuxRedConfig::from_tc(p).map(|_| ()).map_err(|m| SpecError { field: "link_rate_bps", message: m })
+}
+
 impl QdiscSpec {
+    /// The discipline's `kind` as scenario files spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QdiscSpec::Droptail { .. } => "droptail",
+            QdiscSpec::Sfq { .. } => "sfq",
+            QdiscSpec::Mqfq { .. } => "mqfq",
+            QdiscSpec::Blue { .. } => "blue",
+            QdiscSpec::Sfb { .. } => "sfb",
+            QdiscSpec::Sfed { .. } => "sfed",
+            QdiscSpec::Red { .. } => "red",
+            QdiscSpec::Ared { .. } => "ared",
+            QdiscSpec::Fred { .. } => "fred",
+            QdiscSpec::Choke { .. } => "choke",
+            QdiscSpec::Codel { .. } => "codel",
+            QdiscSpec::FqCodel { .. } => "fq_codel",
+            QdiscSpec::Pie { .. } => "pie",
+            QdiscSpec::RedLinux { .. } => "red_linux",
+            QdiscSpec::Cbt { .. } => "cbt",
+            QdiscSpec::Dcbt { .. } => "dcbt",
+            QdiscSpec::Chips { .. } => "chips",
+        }
+    }
+
+    /// Give disciplines that need the link rate the simulator's value, where
+    /// the user did not set one.
+    pub fn fill_link_rate(&mut self, bps: u64) {
+        match self {
+            QdiscSpec::Red { link_rate_bps, .. }
+            | QdiscSpec::Ared { link_rate_bps, .. }
+            | QdiscSpec::Fred { link_rate_bps, .. }
+            | QdiscSpec::Choke { link_rate_bps, .. }
+            | QdiscSpec::Pie { link_rate_bps, .. }
+            | QdiscSpec::RedLinux { link_rate_bps, .. }
+            | QdiscSpec::Cbt { link_rate_bps, .. }
+            | QdiscSpec::Dcbt { link_rate_bps, .. }
+            | QdiscSpec::Chips { link_rate_bps, .. } => {
+                link_rate_bps.get_or_insert(bps);
+            }
+            QdiscSpec::Droptail { .. }
+            | QdiscSpec::Codel { .. }
+            | QdiscSpec::FqCodel { .. }
+            | QdiscSpec::Sfq { .. }
+            | QdiscSpec::Mqfq { .. }
+            | QdiscSpec::Blue { .. }
+            | QdiscSpec::Sfb { .. }
+            | QdiscSpec::Sfed { .. } => {}
+        }
+    }
+
     /// Refuse impossible parameters, naming the field.
     pub fn validate(&self) -> Result<(), SpecError> {
         match self {
-            QdiscSpec::Droptail { limit } => nonzero_limit(limit),
+            QdiscSpec::Droptail { limit } => positive_limit(limit),
             QdiscSpec::Sfq { limit, buckets, .. } => {
                 packets_only(limit, "ns-2 SFQ counts its buffer in packets")?;
                 if *buckets == 0 {
@@ -250,7 +709,7 @@ impl QdiscSpec {
                 Ok(())
             }
             QdiscSpec::Blue { limit, increment, decrement, .. } => {
-                nonzero_limit(limit)?;
+                positive_limit(limit)?;
                 probability("increment", *increment)?;
                 probability("decrement", *decrement)
             }
@@ -278,7 +737,7 @@ impl QdiscSpec {
                 Ok(())
             }
             QdiscSpec::Sfed { limit, alpha, lambda1, lambda2, max_p, quantum, default_weight, classes, .. } => {
-                nonzero_limit(limit)?;
+                positive_limit(limit)?;
                 if !(*alpha > 0.0 && alpha.is_finite()) {
                     return err("alpha", "must be positive");
                 }
@@ -296,18 +755,281 @@ impl QdiscSpec {
                 }
                 check_classes(classes).map_err(|(field, message)| SpecError { field, message })
             }
+            QdiscSpec::Red { limit, min_th, max_th, w_q, max_p, mean_packet_size, max_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                nonzero("max_packet_size", *max_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, mean_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)?;
+                if let Some(w) = w_q {
+                    weight("w_q", *w)?;
+                }
+                probability("max_p", *max_p)?;
+                nonzero("target_delay", *target_delay)?;
+                nonzero("interval", *interval)?;
+                if beta.is_nan() || *beta <= 0.0 || *beta >= 1.0 {
+                    return err("beta", format!("{beta} must be in (0, 1)"));
+                }
+                if min_th.is_some() || max_th.is_some() {
+                    let resolved = self.ared_params().resolve();
+                    thresholds(resolved.min_th, resolved.max_th)?;
+                }
+                Ok(())
+            }
+            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => {
+                nonzero("limit", *limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                if negative_or_nan(*min_q) {
+                    return err("min_q", format!("{min_q} is negative"));
+                }
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, mean_packet_size, link_rate_bps, .. } => {
+                nonzero("limit", *limit)?;
+                thresholds(*min_th, *max_th)?;
+                weight("w_q", *w_q)?;
+                probability("max_p", *max_p)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::Codel { limit, target, interval, .. } => {
+                positive_limit(limit)?;
+                nonzero("target", *target)?;
+                nonzero("interval", *interval)
+            }
+            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, .. } => {
+                nonzero("flows", *flows)?;
+                nonzero("quantum", *quantum)?;
+                nonzero("limit", *limit)?;
+                nonzero("memory_limit", *memory_limit)?;
+                nonzero("drop_batch_size", *drop_batch_size)?;
+                nonzero("target", *target)?;
+                nonzero("interval", *interval)
+            }
+            QdiscSpec::Pie { limit, target, t_update, alpha, beta, mark_ecn_threshold, dq_threshold, mean_packet_size, link_rate_bps, .. } => {
+                positive_limit(limit)?;
+                nonzero("target", *target)?;
+                nonzero("t_update", *t_update)?;
+                if negative_or_nan(*alpha) {
+                    return err("alpha", format!("{alpha} is negative"));
+                }
+                if negative_or_nan(*beta) {
+                    return err("beta", format!("{beta} is negative"));
+                }
+                probability("mark_ecn_threshold", *mark_ecn_threshold)?;
+                nonzero("dq_threshold", *dq_threshold)?;
+                nonzero("mean_packet_size", *mean_packet_size)?;
+                rate(*link_rate_bps)
+            }
+            QdiscSpec::RedLinux { link_rate_bps, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())
+            }
+            QdiscSpec::Cbt { link_rate_bps, mm_threshold, udp_threshold, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                if negative_or_nan(*mm_threshold) {
+                    return err("mm_threshold", format!("{mm_threshold} is negative"));
+                }
+                if negative_or_nan(*udp_threshold) {
+                    return err("udp_threshold", format!("{udp_threshold} is negative"));
+                }
+                Ok(())
+            }
+            QdiscSpec::Dcbt { link_rate_bps, flow_timeout, gc_interval, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                nonzero("flow_timeout", *flow_timeout)?;
+                nonzero("gc_interval", *gc_interval)
+            }
+            QdiscSpec::Chips { link_rate_bps, flow_timeout, gc_interval, chips_ratio, .. } => {
+                rate(*link_rate_bps)?;
+                validate_linux_red(&self.linux_red_params())?;
+                nonzero("flow_timeout", *flow_timeout)?;
+                nonzero("gc_interval", *gc_interval)?;
+                probability("chips_ratio", *chips_ratio)
+            }
+        }
+    }
+
+    fn ared_params(&self) -> AredParams {
+        let QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, ecn, mean_packet_size, link_rate_bps } = *self else {
+            unreachable!("ared_params of {}", self.kind())
+        };
+        AredParams {
+            limit,
+            min_th,
+            max_th,
+            w_q,
+            max_p,
+            target_delay,
+            interval,
+            beta,
+            ecn,
+            mean_packet_size,
+            link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+        }
+    }
+
+    fn linux_red_params(&self) -> LinuxRedParams {
+        match *self {
+            QdiscSpec::RedLinux { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps }
+            | QdiscSpec::Cbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
+            | QdiscSpec::Dcbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
+            | QdiscSpec::Chips { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. } => {
+                linux_red(limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps)
+            }
+            _ => unreachable!("linux_red_params of {}", self.kind()),
         }
     }
 
     /// Make the discipline. `seed` feeds its random stream and hash family,
-    /// so two queues of one run never share random numbers.
+    /// so two queues of one run never share random numbers. The spec must
+    /// have passed [`QdiscSpec::validate`].
     pub fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        const VALID: &str = "QdiscSpec::build on a spec that fails validate()";
+        match *self {
+            QdiscSpec::Droptail { limit } => Box::new(DropTail::new(limit)),
+            QdiscSpec::Sfq { .. } | QdiscSpec::Mqfq { .. } | QdiscSpec::Blue { .. } | QdiscSpec::Sfb { .. } | QdiscSpec::Sfed { .. } => {
+                self.build_fair_queueing(seed)
+            }
+            QdiscSpec::Red { limit, mode, min_th, max_th, w_q, max_p, gentle, ecn, mean_packet_size, max_packet_size, link_rate_bps } => {
+                Box::new(Red::new(
+                    RedParams {
+                        limit,
+                        mode,
+                        min_th,
+                        max_th,
+                        w_q,
+                        max_p,
+                        gentle,
+                        ecn,
+                        mean_packet_size,
+                        max_packet_size,
+                        link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                    },
+                    seed,
+                ))
+            }
+            QdiscSpec::Ared { .. } => Box::new(Ared::new(self.ared_params(), seed)),
+            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => Box::new(Fred::new(
+                FredParams {
+                    limit,
+                    min_th,
+                    max_th,
+                    w_q,
+                    max_p,
+                    min_q,
+                    mean_packet_size,
+                    link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                },
+                seed,
+            )),
+            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, ecn, mean_packet_size, link_rate_bps } => Box::new(Choke::new(
+                ChokeParams {
+                    limit,
+                    min_th,
+                    max_th,
+                    w_q,
+                    max_p,
+                    ecn,
+                    mean_packet_size,
+                    link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                },
+                seed,
+            )),
+            QdiscSpec::Codel { limit, target, interval, mtu, ecn } => {
+                Box::new(Codel::new(limit, CodelParams { target, interval, mtu, ecn }))
+            }
+            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, mtu, ecn } => {
+                Box::new(FqCodel::new(
+                    FqCodelParams {
+                        flows: flows as usize,
+                        quantum,
+                        limit,
+                        memory_limit,
+                        drop_batch_size,
+                        codel: CodelParams { target, interval, mtu, ecn },
+                    },
+                    seed,
+                ))
+            }
+            QdiscSpec::Pie {
+                limit,
+                target,
+                t_update,
+                max_burst,
+                alpha,
+                beta,
+                ecn,
+                mark_ecn_threshold,
+                estimator,
+                dq_threshold,
+                mean_packet_size,
+                link_rate_bps,
+            } => Box::new(Pie::new(
+                PieParams {
+                    limit,
+                    target,
+                    t_update,
+                    max_burst,
+                    alpha,
+                    beta,
+                    ecn,
+                    mark_ecn_threshold,
+                    estimator,
+                    dq_threshold,
+                    mean_packet_size,
+                    link_rate_bps,
+                },
+                seed,
+            )),
+            QdiscSpec::RedLinux { .. } => Box::new(RedLinux::new(&self.linux_red_params(), seed).expect(VALID)),
+            QdiscSpec::Cbt { mm_threshold, udp_threshold, .. } => Box::new(
+                Cbt::new(&CbtParams { red: self.linux_red_params(), mm_threshold, udp_threshold }, seed).expect(VALID),
+            ),
+            QdiscSpec::Dcbt { flow_timeout, gc_interval, udp_flows, udp_base, .. } => Box::new(
+                Dcbt::new(
+                    &DcbtParams { red: self.linux_red_params(), flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio: None },
+                    seed,
+                )
+                .expect(VALID),
+            ),
+            QdiscSpec::Chips { flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio, .. } => Box::new(
+                Dcbt::new(
+                    &DcbtParams {
+                        red: self.linux_red_params(),
+                        flow_timeout,
+                        gc_interval,
+                        udp_flows,
+                        udp_base,
+                        chips_ratio: Some(chips_ratio),
+                    },
+                    seed,
+                )
+                .expect(VALID),
+            ),
+        }
+    }
+
+    /// Seed 001's and 002's disciplines and Blue (their parameters hold
+    /// vectors, so they are built from a borrowed spec).
+    fn build_fair_queueing<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
         let packets = |l: &Limit| match *l {
             Limit::Packets(n) => n,
             Limit::Bytes(b) => b / 1500,
         };
         match self {
-            QdiscSpec::Droptail { limit } => Box::new(DropTail::new(*limit)),
             QdiscSpec::Sfq { limit, buckets, hash, admission } => {
                 Box::new(Sfq::new(packets(limit), *buckets, *hash, *admission, seed))
             }
@@ -367,12 +1089,75 @@ impl QdiscSpec {
                     seed,
                 ))
             }
+            _ => unreachable!("not a fair-queueing spec"),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::testkit::TestPacket;
+
+    fn spec(json: &str) -> QdiscSpec {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    fn field(json: &str) -> &'static str {
+        spec(json).validate().expect_err(json).field
+    }
+
+    #[test]
+    fn every_kind_builds_from_its_defaults() {
+        for kind in ["red", "ared", "fred", "choke", "codel", "fq_codel", "pie", "red_linux", "cbt", "dcbt", "chips"] {
+            let s = spec(&format!(r#"{{"kind": "{kind}"}}"#));
+            assert_eq!(s.kind(), kind);
+            s.validate().unwrap_or_else(|e| panic!("{kind}: {e}"));
+            let q = s.build::<TestPacket>(1);
+            assert_eq!(q.name(), kind);
+        }
+    }
+
+    #[test]
+    fn impossible_parameters_name_their_field() {
+        assert_eq!(field(r#"{"kind": "red", "min_th": 20, "max_th": 10}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "red", "max_p": 1.5}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "red", "w_q": 0}"#), "w_q");
+        assert_eq!(field(r#"{"kind": "red", "limit": {"packets": 0}}"#), "limit");
+        assert_eq!(field(r#"{"kind": "ared", "min_th": 30, "max_th": 20}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "ared", "beta": 1.0}"#), "beta");
+        assert_eq!(field(r#"{"kind": "fred", "max_p": -0.1}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "choke", "min_th": 300, "max_th": 200}"#), "min_th");
+        assert_eq!(field(r#"{"kind": "codel", "interval": 0}"#), "interval");
+        assert_eq!(field(r#"{"kind": "fq_codel", "flows": 0}"#), "flows");
+        assert_eq!(field(r#"{"kind": "fq_codel", "quantum": 0}"#), "quantum");
+        assert_eq!(field(r#"{"kind": "pie", "mark_ecn_threshold": 2}"#), "mark_ecn_threshold");
+        assert_eq!(field(r#"{"kind": "pie", "link_rate_bps": 0}"#), "link_rate_bps");
+        assert_eq!(field(r#"{"kind": "red_linux", "min_th": 15000, "max_th": 5000}"#), "min_th");
+        // tc cannot find Wlog: burst + 1 - min/avpkt < 1.
+        assert_eq!(field(r#"{"kind": "red_linux", "burst": 2}"#), "burst");
+        // nor Plog for a probability below (max - min)/2^31.
+        assert_eq!(field(r#"{"kind": "cbt", "max_p": 1e-9}"#), "max_p");
+        assert_eq!(field(r#"{"kind": "dcbt", "gc_interval": 0}"#), "gc_interval");
+        assert_eq!(field(r#"{"kind": "chips", "chips_ratio": 1.5}"#), "chips_ratio");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_and_link_rate_is_filled_once() {
+        assert!(serde_json::from_str::<QdiscSpec>(r#"{"kind": "codel", "tagret": 5}"#).is_err());
+        let mut s = spec(r#"{"kind": "pie"}"#);
+        s.fill_link_rate(100_000_000);
+        let QdiscSpec::Pie { link_rate_bps, .. } = s else { unreachable!() };
+        assert_eq!(link_rate_bps, Some(100_000_000));
+        let mut s = spec(r#"{"kind": "red", "link_rate_bps": 1000000}"#);
+        s.fill_link_rate(100_000_000);
+        let QdiscSpec::Red { link_rate_bps, .. } = s else { unreachable!() };
+        assert_eq!(link_rate_bps, Some(1_000_000));
+    }
+}
+
+#[cfg(test)]
+mod fair_queueing_tests {
     use super::*;
 
     fn parse(json: &str) -> QdiscSpec {

@@ -35,6 +35,24 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         ("sfed-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), false) }, s)), fifo(Limit::Packets(20))),
         ("sfed-randomized-tree", |s| Box::new(Sfed::new(SfedParams { classes: sfed_tree(), ..SfedParams::paper(Limit::Packets(20), true) }, s)), fifo(Limit::Packets(20))),
         ("mqfq-d3-spec", |s| QdiscSpec::Mqfq { limit: Limit::Packets(20), queues: 5, hashes: 3, quantum: 1500, reorder: MqfqReorder::Resequence, cell: 64, admission: SfqAdmission::Ns2 }.build(s), fifo(Limit::Packets(20))),
+        // Classic and modern AQMs, and seed 004's class-based disciplines:
+        // each built from its spec (defaults, small buffers to exercise the
+        // limits), each keeps every flow in order.
+        ("red", |s| aqm(r#"{"kind": "red", "limit": {"packets": 20}, "w_q": 0.2, "max_p": 0.3}"#, s), fifo(Limit::Packets(20))),
+        ("red-bytes-gentle-ecn", |s| aqm(r#"{"kind": "red", "mode": "bytes", "limit": {"bytes": 20000}, "min_th": 3000, "max_th": 9000, "w_q": 0.1, "gentle": true, "ecn": true}"#, s), fifo(Limit::Bytes(20_000))),
+        ("ared", |s| aqm(r#"{"kind": "ared", "limit": {"packets": 25}, "interval": 2000000}"#, s), fifo(Limit::Packets(25))),
+        ("fred", |s| aqm(r#"{"kind": "fred", "limit": 20, "w_q": 0.1}"#, s), fifo(Limit::Packets(20))),
+        ("choke", |s| aqm(r#"{"kind": "choke", "limit": 20, "min_th": 3, "max_th": 10, "w_q": 0.2}"#, s), fifo(Limit::Packets(20))),
+        ("codel", |s| aqm(r#"{"kind": "codel", "limit": {"packets": 30}, "target": 1000000, "interval": 5000000}"#, s), fifo(Limit::Packets(30))),
+        ("fq_codel", |s| aqm(r#"{"kind": "fq_codel", "flows": 8, "limit": 30, "memory_limit": 20000, "drop_batch_size": 4, "target": 1000000, "interval": 5000000}"#, s), fifo(Limit::Packets(30))),
+        ("pie", |s| aqm(r#"{"kind": "pie", "limit": {"packets": 30}, "target": 2000000, "t_update": 1000000, "max_burst": 3000000}"#, s), fifo(Limit::Packets(30))),
+        ("pie-timestamp-ecn", |s| aqm(r#"{"kind": "pie", "limit": {"bytes": 30000}, "target": 2000000, "t_update": 1000000, "max_burst": 0, "estimator": "timestamp", "ecn": true, "link_rate_bps": 10000000}"#, s), fifo(Limit::Bytes(30_000))),
+        ("red_linux", |s| aqm(r#"{"kind": "red_linux"}"#, s), fifo(Limit::Bytes(20_000))),
+        ("cbt", |s| aqm(r#"{"kind": "cbt", "max_p": 0.2}"#, s), fifo(Limit::Bytes(20_000))),
+        ("dcbt", |s| aqm(r#"{"kind": "dcbt", "flow_timeout": 3000000, "gc_interval": 2000000}"#, s), fifo(Limit::Bytes(20_000))),
+        // ChIPS moves multimedia ahead of other classes: a flow keeps its
+        // order when all its packets are of one class, as real flows are.
+        ("chips", |s| Box::new(ClassByFlow(aqm(r#"{"kind": "chips", "flow_timeout": 3000000, "gc_interval": 2000000, "chips_ratio": 1.0}"#, s))), fifo(Limit::Bytes(20_000))),
     ]
 }
 
@@ -55,6 +73,13 @@ fn sfed_tree() -> Vec<SfedClass> {
         class("heavy", None, 4.0, vec![3]),
         SfedClass { traffic: vec![SfedTraffic::UdpUntagged], per_flow: true, ..class("udp", None, 2.0, vec![]) },
     ]
+}
+
+/// A discipline from its JSON spec, validated first.
+fn aqm(json: &str, seed: u64) -> Box<dyn QueueDiscipline<TestPacket> + Send> {
+    let spec: QdiscSpec = serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+    spec.validate().unwrap_or_else(|e| panic!("{json}: {e}"));
+    spec.build(seed)
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -78,6 +103,31 @@ impl QueueDiscipline<TestPacket> for Boxed {
         self.0.name()
     }
     fn enqueue(&mut self, p: TestPacket, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) {
+        self.0.enqueue(p, now, v)
+    }
+    fn dequeue(&mut self, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) -> Option<TestPacket> {
+        self.0.dequeue(now, v)
+    }
+    fn backlog(&self) -> aqmlab_qdisc::Backlog {
+        self.0.backlog()
+    }
+    fn next_wakeup(&self) -> Option<u64> {
+        self.0.next_wakeup()
+    }
+    fn wakeup(&mut self, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) {
+        self.0.wakeup(now, v)
+    }
+}
+
+/// Gives every packet the class of its flow (flow mod 3).
+struct ClassByFlow(Box<dyn QueueDiscipline<TestPacket> + Send>);
+
+impl QueueDiscipline<TestPacket> for ClassByFlow {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn enqueue(&mut self, mut p: TestPacket, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) {
+        p.class = [TrafficClass::Tcp, TrafficClass::UdpTagged, TrafficClass::UdpUntagged][(p.flow % 3) as usize];
         self.0.enqueue(p, now, v)
     }
     fn dequeue(&mut self, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) -> Option<TestPacket> {

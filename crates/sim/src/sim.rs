@@ -122,7 +122,11 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let qdisc = Qdisc::new(l.qdisc.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64)));
+                // Disciplines that need the link rate (RED's idle decay, PIE)
+                // get this link's unless the scenario set one.
+                let mut spec = l.qdisc.clone();
+                spec.fill_link_rate(l.rate_bps);
+                let qdisc = Qdisc::new(spec.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64)));
                 Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor)
             })
             .collect();

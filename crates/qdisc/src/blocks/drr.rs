@@ -140,6 +140,107 @@ impl DrrRound {
     }
 }
 
+/// The DRR of FQ-CoDel (RFC 8290 section 4.2, Linux `sch_fq_codel.c`):
+/// flows that just became active wait in a *new* list served before the
+/// *old* list, so sparse flows go first; deficits are signed and charged
+/// after sending. The caller drives it because what happens at the head
+/// (CoDel may drop the whole head flow) is the discipline's business:
+///
+/// ```text
+/// loop { (q, new) = head()?; if deficit(q) <= 0 { rotate_head(); continue }
+///        match dequeue from q { None => retire_head(), Some(p) => { charge(q, p); return p } } }
+/// ```
+#[derive(Debug)]
+pub struct SparseRound {
+    new: VecDeque<usize>,
+    old: VecDeque<usize>,
+    listed: Vec<bool>,
+    deficit: Vec<i64>,
+    quantum: i64,
+}
+
+impl SparseRound {
+    pub fn new(count: usize, quantum: u64) -> Self {
+        Self {
+            new: VecDeque::new(),
+            old: VecDeque::new(),
+            listed: vec![false; count],
+            deficit: vec![0; count],
+            quantum: quantum as i64,
+        }
+    }
+
+    /// A packet joined queue `q`: if `q` is on neither list it goes to the
+    /// tail of the new list with one quantum. Returns whether it was added.
+    #[inline]
+    pub fn activate(&mut self, q: usize) -> bool {
+        if self.listed[q] {
+            return false;
+        }
+        self.listed[q] = true;
+        self.deficit[q] = self.quantum;
+        self.new.push_back(q);
+        true
+    }
+
+    /// The queue to serve: the head of the new list, else of the old list;
+    /// with whether it came from the new list.
+    #[inline]
+    pub fn head(&self) -> Option<(usize, bool)> {
+        match self.new.front() {
+            Some(&q) => Some((q, true)),
+            None => self.old.front().map(|&q| (q, false)),
+        }
+    }
+
+    #[inline]
+    pub fn deficit(&self, q: usize) -> i64 {
+        self.deficit[q]
+    }
+
+    fn pop_head(&mut self) -> Option<(usize, bool)> {
+        match self.new.pop_front() {
+            Some(q) => Some((q, true)),
+            None => self.old.pop_front().map(|q| (q, false)),
+        }
+    }
+
+    /// The head queue spent its deficit: one more quantum, and to the tail
+    /// of the old list.
+    #[inline]
+    pub fn rotate_head(&mut self) {
+        if let Some((q, _)) = self.pop_head() {
+            self.deficit[q] += self.quantum;
+            self.old.push_back(q);
+        }
+    }
+
+    /// The head queue had nothing to send. A new queue moves to the old list
+    /// if that is not empty (a pass through the old flows prevents
+    /// starvation); otherwise it leaves the round.
+    #[inline]
+    pub fn retire_head(&mut self) {
+        if let Some((q, from_new)) = self.pop_head() {
+            if from_new && !self.old.is_empty() {
+                self.old.push_back(q);
+            } else {
+                self.listed[q] = false;
+            }
+        }
+    }
+
+    /// Charge `bytes` sent from queue `q`.
+    #[inline]
+    pub fn charge(&mut self, q: usize, bytes: u32) {
+        self.deficit[q] -= bytes as i64;
+    }
+
+    #[inline]
+    pub fn is_listed(&self, q: usize) -> bool {
+        self.listed[q]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

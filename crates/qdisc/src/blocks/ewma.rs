@@ -33,6 +33,20 @@ impl Ewma {
         }
     }
 
+    /// RED's idle correction (Floyd and Jacobson 1993, section 11): after
+    /// `idle` ns of an empty queue, decay as if `idle / per_sample` samples
+    /// of 0 had arrived, one per transmission time of a typical packet.
+    #[inline]
+    pub fn decay_idle(&mut self, idle: crate::Time, per_sample: f64) {
+        if per_sample > 0.0 {
+            self.decay(idle as f64 / per_sample);
+        }
+    }
+
+    pub fn weight(&self) -> f64 {
+        self.weight
+    }
+
     pub fn set(&mut self, value: f64) {
         self.value = value;
     }

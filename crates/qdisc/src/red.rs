@@ -1,0 +1,388 @@
+//! RED: Random Early Detection (Floyd and Jacobson, "Random Early Detection
+//! Gateways for Congestion Avoidance", IEEE/ACM ToN 1(4), 1993), with the
+//! "gentle" variant (Floyd, "Recommendation on using the gentle_ variant of
+//! RED", 2000) and ECN marking (RFC 3168, section 7).
+//!
+//! On every arrival (FJ93 figure 2):
+//! - the average: `avg <- (1-w_q) avg + w_q q` if the queue is non-empty,
+//!   else `avg <- (1-w_q)^m avg` with `m = idle time / s`, `s` the
+//!   transmission time of a typical packet (section 11; the shared
+//!   [`Ewma`] block);
+//! - `avg < min_th`: accept, `count = -1`;
+//! - `min_th <= avg < max_th`: `count += 1`,
+//!   `p_b = max_p (avg - min_th)/(max_th - min_th)`, in byte mode
+//!   `p_b <- p_b size / max_packet_size`, `p_a = p_b / (1 - count p_b)`;
+//!   with probability `p_a` drop (or mark) and `count = 0`;
+//! - gentle, `max_th <= avg < 2 max_th`: as above with
+//!   `p_b = max_p + (1 - max_p)(avg - max_th)/max_th`;
+//! - above: drop, `count = 0`.
+//!
+//! Parameters and defaults (see `docs/disciplines/red.md`): `min_th` 5 and
+//! `max_th` 15 packets, `w_q` 0.002, `max_p` 0.02 (FJ93 section 6's
+//! simulations); the queue measured in packets or bytes (section 4 allows
+//! either); byte mode scales `p_b` by size (figure 2's byte-mode line).
+//! O(1) per packet.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::Ewma;
+use crate::rng::Rng;
+use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+/// Whether RED measures the queue (and its thresholds) in packets or bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedMode {
+    #[default]
+    Packets,
+    /// Queue in bytes, and the drop probability scaled by packet size.
+    Bytes,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    pub limit: Limit,
+    pub mode: RedMode,
+    /// Thresholds on the average, in packets or bytes by `mode`.
+    pub min_th: f64,
+    pub max_th: f64,
+    pub w_q: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them in the random
+    /// region (forced drops stay drops).
+    pub ecn: bool,
+    /// Typical packet size, for the idle-time correction.
+    pub mean_packet_size: u32,
+    /// Byte mode's reference size (FJ93 figure 2's MaximumPacketSize).
+    pub max_packet_size: u32,
+    /// Link rate, for the transmission time of a typical packet.
+    pub link_rate_bps: u64,
+}
+
+impl Default for RedParams {
+    fn default() -> Self {
+        Self {
+            limit: Limit::Packets(60),
+            mode: RedMode::Packets,
+            min_th: 5.0,
+            max_th: 15.0,
+            w_q: 0.002,
+            max_p: 0.02,
+            gentle: false,
+            ecn: false,
+            mean_packet_size: 1000,
+            max_packet_size: 1500,
+            link_rate_bps: 10_000_000,
+        }
+    }
+}
+
+/// What RED decided for an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RedVerdict {
+    Accept,
+    /// Random drop (or mark) in the early region.
+    Random,
+    /// Forced drop above `max_th` (or `2 max_th` when gentle).
+    Forced,
+}
+
+/// FJ93's `p_a = p_b / (1 - count p_b)`, 1 once `count p_b >= 1`.
+#[inline]
+pub(crate) fn spread_probability(pb: f64, count: i64) -> f64 {
+    let c = count.max(0) as f64 * pb;
+    if c >= 1.0 {
+        1.0
+    } else {
+        pb / (1.0 - c)
+    }
+}
+
+/// Transmission time in ns of `bytes` at `bps`.
+#[inline]
+pub(crate) fn tx_time_ns(bytes: u32, bps: u64) -> f64 {
+    if bps == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0e9 / bps as f64
+    }
+}
+
+pub struct Red<P> {
+    queue: VecDeque<P>,
+    bytes: u64,
+    params: RedParams,
+    avg: Ewma,
+    /// Packets since the last drop while in the early region; -1 outside.
+    count: i64,
+    /// Start of the current idle period (FJ93's `q_time`), while empty.
+    idle_since: Option<Time>,
+    /// `s`: ns to send a typical packet.
+    s_ns: f64,
+    rng: Rng,
+}
+
+impl<P: Packet> Red<P> {
+    pub fn new(params: RedParams, seed: u64) -> Self {
+        let s_ns = tx_time_ns(params.mean_packet_size, params.link_rate_bps);
+        Self {
+            queue: VecDeque::new(),
+            bytes: 0,
+            avg: Ewma::new(params.w_q),
+            count: -1,
+            idle_since: Some(0),
+            s_ns,
+            rng: Rng::stream(seed, 0x8ED),
+            params,
+        }
+    }
+
+    pub fn params(&self) -> &RedParams {
+        &self.params
+    }
+
+    /// The average queue, in packets or bytes by mode.
+    pub fn avg(&self) -> f64 {
+        self.avg.value()
+    }
+
+    pub(crate) fn set_max_p(&mut self, max_p: f64) {
+        self.params.max_p = max_p;
+    }
+
+    #[inline]
+    fn current(&self) -> f64 {
+        match self.params.mode {
+            RedMode::Packets => self.queue.len() as f64,
+            RedMode::Bytes => self.bytes as f64,
+        }
+    }
+
+    /// Step 1 of an arrival: the average.
+    #[inline]
+    pub(crate) fn update_average(&mut self, now: Time) {
+        match self.idle_since {
+            Some(since) if self.queue.is_empty() => {
+                self.avg.decay_idle(now.saturating_sub(since), self.s_ns);
+                // Still idle: a later arrival decays only by the time since.
+                self.idle_since = Some(now);
+            }
+            _ => {
+                let q = self.current();
+                self.avg.update(q);
+            }
+        }
+    }
+
+    /// Step 2: the decision for a packet of `size` bytes.
+    #[inline]
+    pub(crate) fn decide(&mut self, size: u32) -> RedVerdict {
+        let p = &self.params;
+        let avg = self.avg.value();
+        if avg < p.min_th {
+            self.count = -1;
+            return RedVerdict::Accept;
+        }
+        let pb = if avg < p.max_th {
+            p.max_p * (avg - p.min_th) / (p.max_th - p.min_th)
+        } else if p.gentle && avg < 2.0 * p.max_th {
+            p.max_p + (1.0 - p.max_p) * (avg - p.max_th) / p.max_th
+        } else {
+            self.count = 0;
+            return RedVerdict::Forced;
+        };
+        self.count += 1;
+        let pb = match p.mode {
+            RedMode::Packets => pb,
+            RedMode::Bytes => pb * size as f64 / p.max_packet_size as f64,
+        };
+        let pa = spread_probability(pb, self.count);
+        if self.rng.chance(pa) {
+            self.count = 0;
+            RedVerdict::Random
+        } else {
+            RedVerdict::Accept
+        }
+    }
+
+    /// Step 3: act on the verdict.
+    #[inline]
+    pub(crate) fn apply(&mut self, mut packet: P, verdict: RedVerdict, verdicts: &mut Verdicts<P>) {
+        let mark = match verdict {
+            RedVerdict::Accept => false,
+            RedVerdict::Random if self.params.ecn && packet.ecn() != Ecn::NotEct => true,
+            RedVerdict::Random | RedVerdict::Forced => {
+                verdicts.refuse(packet, DropReason::Early);
+                return;
+            }
+        };
+        if !self.params.limit.admits(self.backlog(), packet.size()) {
+            verdicts.refuse(packet, DropReason::Overflow);
+            return;
+        }
+        if mark {
+            packet.mark_ce();
+            verdicts.mark(packet.size());
+        }
+        self.bytes += packet.size() as u64;
+        self.idle_since = None;
+        self.queue.push_back(packet);
+    }
+}
+
+impl<P: Packet> QueueDiscipline<P> for Red<P> {
+    fn name(&self) -> &'static str {
+        "red"
+    }
+
+    fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
+        self.update_average(now);
+        let v = self.decide(packet.size());
+        self.apply(packet, v, verdicts);
+    }
+
+    fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
+        let packet = self.queue.pop_front();
+        if let Some(p) = &packet {
+            self.bytes -= p.size() as u64;
+        }
+        if self.queue.is_empty() && self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+        packet
+    }
+
+    fn backlog(&self) -> Backlog {
+        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::TestPacket;
+
+    fn pkt(seq: u64) -> TestPacket {
+        TestPacket::new(1, seq, 1000)
+    }
+
+    #[test]
+    fn average_follows_the_ewma_and_decays_when_idle() {
+        // w_q = 0.5 for hand arithmetic; 1000 B at 8 Mb/s = 1 ms per packet.
+        let params = RedParams { w_q: 0.5, min_th: 100.0, max_th: 200.0, link_rate_bps: 8_000_000, ..Default::default() };
+        let mut red = Red::new(params, 1);
+        let mut v = Verdicts::new();
+        // Empty queue at t=0 and idle since 0: no decay of 0.
+        red.enqueue(pkt(0), 0, &mut v);
+        assert_eq!(red.avg(), 0.0);
+        red.enqueue(pkt(1), 0, &mut v); // q = 1
+        assert_eq!(red.avg(), 0.5);
+        red.enqueue(pkt(2), 0, &mut v); // q = 2
+        assert_eq!(red.avg(), 1.25);
+        for _ in 0..3 {
+            red.dequeue(1_000_000, &mut v);
+        }
+        // Idle from 1 ms to 4 ms: m = 3 packet times, avg *= 0.5^3.
+        red.enqueue(pkt(3), 4_000_000, &mut v);
+        assert!((red.avg() - 1.25 / 8.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn count_spreads_drops_uniformly() {
+        // p_b = 0.1: p_a = 0.1/(1 - count 0.1) reaches 1 at count = 10, so
+        // with avg held in the early region no more than 10 packets pass
+        // between drops.
+        assert_eq!(spread_probability(0.1, 0), 0.1);
+        assert!((spread_probability(0.1, 5) - 0.2).abs() < 1e-12);
+        assert_eq!(spread_probability(0.1, 10), 1.0);
+        let params = RedParams { w_q: 1.0, min_th: 0.0, max_th: 2.0, max_p: 0.2, limit: Limit::Packets(1000), ..Default::default() };
+        let mut red = Red::new(params, 7);
+        let mut v = Verdicts::new();
+        red.enqueue(pkt(0), 0, &mut v); // avg 0 -> accept
+        let mut since_drop = 0;
+        for i in 1..2000 {
+            // keep exactly one packet queued: avg = 1 with w_q = 1, p_b = 0.1
+            red.enqueue(pkt(i), 0, &mut v);
+            let dropped = !v.dropped().is_empty();
+            v.drain(|_| {});
+            if dropped {
+                assert!(since_drop <= 9, "{since_drop} packets passed between drops");
+                since_drop = 0;
+            } else {
+                since_drop += 1;
+                red.dequeue(0, &mut v);
+            }
+        }
+    }
+
+    #[test]
+    fn thresholds_gentle_and_forced() {
+        let base = RedParams { w_q: 1.0, min_th: 5.0, max_th: 10.0, max_p: 0.1, limit: Limit::Packets(100), ..Default::default() };
+        // avg = 12 > max_th: forced without gentle, random (p_b = 0.28) with.
+        let mut red: Red<TestPacket> = Red::new(base.clone(), 3);
+        for i in 0..13 {
+            red.queue.push_back(pkt(i));
+        }
+        red.idle_since = None;
+        red.avg.set(12.0);
+        assert_eq!(red.decide(1000), RedVerdict::Forced);
+        let mut gentle: Red<TestPacket> = Red::new(RedParams { gentle: true, ..base.clone() }, 3);
+        gentle.avg.set(12.0);
+        let mut drops = 0;
+        for _ in 0..10_000 {
+            gentle.count = -1;
+            if gentle.decide(1000) == RedVerdict::Random {
+                drops += 1;
+            }
+        }
+        // first packet of an episode: count 0, p_a = p_b = 0.1 + 0.9 * 2/10 = 0.28
+        assert!((drops as f64 / 10_000.0 - 0.28).abs() < 0.02, "{drops}");
+        gentle.avg.set(20.0);
+        assert_eq!(gentle.decide(1000), RedVerdict::Forced);
+        // below min_th: accept and reset count
+        gentle.avg.set(4.9);
+        assert_eq!(gentle.decide(1000), RedVerdict::Accept);
+        assert_eq!(gentle.count, -1);
+    }
+
+    #[test]
+    fn byte_mode_scales_by_size_and_ecn_marks() {
+        let params = RedParams {
+            mode: RedMode::Bytes,
+            w_q: 1.0,
+            min_th: 0.0,
+            max_th: 3000.0,
+            max_p: 1.0,
+            ecn: true,
+            limit: Limit::Bytes(100_000),
+            ..Default::default()
+        };
+        let mut red: Red<TestPacket> = Red::new(params, 9);
+        red.avg.set(1500.0);
+        red.idle_since = None;
+        // p_b = 0.5, scaled by 150/1500 -> 0.05 for small packets.
+        let mut small = 0;
+        for _ in 0..20_000 {
+            red.count = -1;
+            if red.decide(150) == RedVerdict::Random {
+                small += 1;
+            }
+        }
+        assert!((small as f64 / 20_000.0 - 0.05).abs() < 0.01, "{small}");
+        // An ECN-capable packet is marked, not dropped, in the random region.
+        let mut v = Verdicts::new();
+        let mut p = pkt(0);
+        p.ecn = Ecn::Ect;
+        red.apply(p, RedVerdict::Random, &mut v);
+        assert_eq!(v.marked(), 1);
+        assert!(v.dropped().is_empty());
+        assert_eq!(red.queue[0].ecn, Ecn::Ce);
+        // ...but a forced drop stays a drop.
+        red.apply(p, RedVerdict::Forced, &mut v);
+        assert_eq!(v.dropped().len(), 1);
+        assert_eq!(v.dropped()[0].reason, DropReason::Early);
+    }
+}
