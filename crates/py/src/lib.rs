@@ -88,6 +88,15 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -
     }
 }
 
+/// Check one queue discipline's spec (JSON of `QdiscSpec`): its kind, its
+/// fields and their values. Raises `ValueError("field: message")`.
+#[pyfunction]
+fn validate_qdisc(spec_json: &str) -> PyResult<()> {
+    let spec: aqmlab_sim::scenario::QdiscSpec =
+        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    spec.validate().map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))
+}
+
 /// The version of the simulator core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -98,5 +107,6 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_qdisc, m)?)?;
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! second, bytes. Rust trusts nothing, though: [`Scenario::check`] refuses
 //! anything that would make the run meaningless, with the field named.
 
-use aqmlab_qdisc::QdiscSpec;
+pub use aqmlab_qdisc::QdiscSpec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
