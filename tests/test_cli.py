@@ -20,7 +20,7 @@ MALFORMED = [
     ("negative-rate", lambda t: t.replace('rate = "10Mbps"', 'rate = "-10Mbps"'), "topology.bottleneck.rate"),
     ("zero-duration", lambda t: t.replace('duration = "60s"', 'duration = "0s"'), "duration: "),
     ("warmup-after-end", lambda t: t.replace('warmup = "10s"', 'warmup = "60s"'), "warmup: must be less than duration"),
-    ("unknown-discipline", lambda t: t.replace('kind = "droptail"', 'kind = "blue"'), "topology.bottleneck.qdisc.kind"),
+    ("unknown-discipline", lambda t: t.replace('kind = "droptail"', 'kind = "droptial"'), "topology.bottleneck.qdisc.kind"),
     ("wrong-unit", lambda t: t.replace('delay = "20ms"', 'delay = "20"'), "topology.bottleneck.delay"),
     ("unknown-node", lambda t: t.replace('src = "senders"', 'src = "s99"'), "flows[0].src"),
     ("bad-distribution", lambda t: t.replace('dist = "uniform", low = "1ms"', 'dist = "weibull", low = "1ms"'), "topology.access.delay.dist"),

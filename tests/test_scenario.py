@@ -327,7 +327,7 @@ def test_errors_name_the_field():
     e = _error(d)
     assert str(e) == 'topology.bottleneck.rate: expected a rate such as "10Mbps", got "10MB"'
     d = dumbbell()
-    d["topology"]["bottleneck"]["qdisc"] = {"kind": "codel"}
+    d["topology"]["bottleneck"]["qdisc"] = {"kind": "codle"}
     e = _error(d)
     assert e.field == "topology.bottleneck.qdisc.kind" and '"droptail"' in str(e)
     d = dumbbell()
