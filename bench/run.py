@@ -90,10 +90,11 @@ def main() -> None:
           f"{budget_kb / 1024:.1f} MiB; growth/budget = {grown_kb / budget_kb:.2f}")
     if args.ns3.exists():
         ref = json.loads(args.ns3.read_text())
-        ns3_pps = ref["data_packets_delivered"] / ref["wall_time_s"]
-        print(f"ns-3         {ref['data_packets_delivered']:,} data packets in {ref['wall_time_s']:.1f} s "
-              f"({ref.get('duration_s', '?')} s simulated): {ns3_pps / 1e3:.1f} k per wall second; "
-              f"aqmlab / ns-3 = {pps / ns3_pps:.0f}x")
+        r, p = ref["results"], ref["params"]
+        ns3_pps = r["data_packets_delivered"] / r["wall_time_run_s"]
+        print(f"ns-3         {r['data_packets_delivered']:,} data packets in {r['wall_time_run_s']:.1f} s of wall time "
+              f"({p['duration_s']} s simulated; {r['peak_rss_mb']:.0f} MB peak RSS): {ns3_pps / 1e3:.1f} k per wall second")
+        print(f"ratio        aqmlab / ns-3 = {pps / ns3_pps:.0f}x in data packets delivered per wall second")
     else:
         print(f"ns-3         no reference at {args.ns3} (run bench/ns3/run_reference.py --case dumbbell1000)")
 
