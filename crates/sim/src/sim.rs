@@ -126,7 +126,7 @@ impl Simulation {
                 // get this link's unless the scenario set one.
                 let mut spec = l.qdisc.clone();
                 spec.fill_link_rate(l.rate_bps);
-                let qdisc = Qdisc::new(spec.build(aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64)));
+                let qdisc = Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
                 Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor)
             })
             .collect();
