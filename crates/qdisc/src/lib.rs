@@ -27,6 +27,11 @@
 
 pub mod blocks;
 mod droptail;
+pub mod drr;
+pub mod dsdrr;
+pub mod dtdrr;
+pub mod qsdrr;
+pub mod tdrr;
 mod packet;
 mod qdisc;
 pub mod rng;
