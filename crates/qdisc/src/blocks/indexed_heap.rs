@@ -107,7 +107,7 @@ impl<K: Copy + PartialOrd + Default> IndexedHeap<K> {
 
     #[inline]
     fn less_keys(&self, ka: K, a: usize, kb: K, b: usize) -> bool {
-        ka < kb || (!(kb < ka) && a < b)
+        ka < kb || (ka == kb && a < b)
     }
 
     #[inline]
