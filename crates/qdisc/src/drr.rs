@@ -140,6 +140,22 @@ mod tests {
     }
 
     #[test]
+    fn with_buckets_the_longest_queue_is_a_bucket_not_a_flow() {
+        // Two buckets by flow mod 2: flows 0 and 2 share bucket 0.
+        let mut d = DrrLqd::new(Limit::Packets(5), 1500, QueueMap::Modulo { count: 2 }, DropEnd::Front, 1);
+        let mut v = Verdicts::new();
+        for s in 0..2 {
+            d.enqueue(TestPacket::new(0, s, 1500), 0, &mut v);
+            d.enqueue(TestPacket::new(2, s, 1500), 0, &mut v);
+        }
+        d.enqueue(TestPacket::new(1, 0, 1500), 0, &mut v);
+        // Flow 1 alone holds 1 packet, flows 0 and 2 two each: bucket 0 (4
+        // packets) is the longest; its front is flow 0's first packet.
+        d.enqueue(TestPacket::new(1, 1, 1500), 0, &mut v);
+        assert_eq!(drops(&mut v), vec![(0, 0, true)]);
+    }
+
+    #[test]
     fn tail_variant_drops_the_newest_packet_of_the_longest_queue() {
         let mut d = lqd(3, DropEnd::Tail);
         let mut v = Verdicts::new();

@@ -176,6 +176,38 @@ mod tests {
         assert_eq!(levels, vec![5, 6, 7, 8, 9]);
     }
 
+    /// Table 4.2 (analytical column): N = 100 flows with equal queues in a
+    /// buffer of 4000 packets must shed N packets; QSDRR hits
+    /// X = ceil((sqrt(8N + 1) - 1) / 2) = 14 flows (equation 4.4), against
+    /// the ~100 flows a tail drop of 100 arrivals would hit.
+    #[test]
+    fn table_4_2_one_hundred_discards_hit_fourteen_flows() {
+        let mut d = Qsdrr::new(Limit::Packets(4000), 1500, QueueMap::Modulo { count: 100 }, 3);
+        let mut v = Verdicts::new();
+        for f in 0..100 {
+            fill(&mut d, f, 40, &mut v);
+        }
+        let mut hit = std::collections::BTreeSet::new();
+        for _ in 0..100 {
+            d.limit = Limit::Packets(d.backlog().packets);
+            d.make_room(1500, &mut v);
+            hit.insert(d.drop_queue().unwrap());
+        }
+        assert_eq!(hit.len(), 14);
+        // N = 10, B = 400: X = 4.
+        let mut d = Qsdrr::new(Limit::Packets(400), 1500, QueueMap::Modulo { count: 10 }, 3);
+        for f in 0..10 {
+            fill(&mut d, f, 40, &mut v);
+        }
+        let mut hit = std::collections::BTreeSet::new();
+        for _ in 0..10 {
+            d.limit = Limit::Packets(d.backlog().packets);
+            d.make_room(1500, &mut v);
+            hit.insert(d.drop_queue().unwrap());
+        }
+        assert_eq!(hit.len(), 4);
+    }
+
     #[test]
     fn a_tie_keeps_the_drop_queue_and_strictly_shortest_moves_it() {
         let mut d = qsdrr(9);
