@@ -10,7 +10,9 @@
 //!   push-out and discard paths).
 //!
 //! Adding a discipline is one line in `DISCIPLINES`: a name and its
-//! scenario parameters as JSON (the buffer limit is filled in here).
+//! scenario parameters as JSON (the buffer limit, `{"packets": LIMIT}`, is
+//! filled in here unless the JSON gives one: disciplines whose `limit` is a
+//! plain count of packets or bytes give theirs).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -18,7 +20,8 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::testkit::TestPacket;
 use aqmlab_qdisc::{QdiscSpec, QueueDiscipline, Verdicts};
 
-/// Name, and the discipline's parameters without `limit`.
+/// Name, and the discipline's parameters (`limit` only where it is not a
+/// `Limit`).
 const DISCIPLINES: &[(&str, &str)] = &[
     ("droptail", r#"{"kind": "droptail"}"#),
     ("drr", r#"{"kind": "drr"}"#),
@@ -32,6 +35,24 @@ const DISCIPLINES: &[(&str, &str)] = &[
     ("wdrr", r#"{"kind": "wdrr"}"#),
     ("scfq", r#"{"kind": "scfq"}"#),
     ("wf2q_plus", r#"{"kind": "wf2q_plus"}"#),
+    ("sfq", r#"{"kind": "sfq"}"#),
+    ("mqfq", r#"{"kind": "mqfq"}"#),
+    ("blue", r#"{"kind": "blue"}"#),
+    ("sfb", r#"{"kind": "sfb"}"#),
+    ("sfed", r#"{"kind": "sfed"}"#),
+    ("red", r#"{"kind": "red"}"#),
+    ("ared", r#"{"kind": "ared"}"#),
+    ("fred", r#"{"kind": "fred", "limit": 10000}"#),
+    ("choke", r#"{"kind": "choke", "limit": 10000}"#),
+    ("codel", r#"{"kind": "codel"}"#),
+    ("fq_codel", r#"{"kind": "fq_codel", "limit": 10000}"#),
+    ("pie", r#"{"kind": "pie"}"#),
+    // Linux RED and seed 004's class-based disciplines count their buffer
+    // in bytes: LIMIT packets of PACKET bytes.
+    ("red_linux", r#"{"kind": "red_linux", "limit": 15000000}"#),
+    ("cbt", r#"{"kind": "cbt", "limit": 15000000}"#),
+    ("dcbt", r#"{"kind": "dcbt", "limit": 15000000}"#),
+    ("chips", r#"{"kind": "chips", "limit": 15000000}"#),
 ];
 
 const FLOWS: &[u64] = &[10, 1_000, 100_000];
@@ -42,7 +63,9 @@ const SEQ: usize = 1 << 16;
 
 fn spec(json: &str) -> QdiscSpec {
     let mut v: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
-    v["limit"] = serde_json::json!({ "packets": LIMIT });
+    if v.get("limit").is_none() {
+        v["limit"] = serde_json::json!({ "packets": LIMIT });
+    }
     let spec: QdiscSpec = serde_json::from_value(v).expect("valid discipline");
     spec.validate().expect("possible parameters");
     spec
