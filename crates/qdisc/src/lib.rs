@@ -28,6 +28,14 @@
 pub mod blocks;
 mod blue;
 mod droptail;
+pub mod drr;
+pub mod dsdrr;
+pub mod dtdrr;
+pub mod qsdrr;
+pub mod scfq;
+pub mod tdrr;
+pub mod wdrr;
+pub mod wf2q_plus;
 mod mqfq;
 mod packet;
 mod qdisc;

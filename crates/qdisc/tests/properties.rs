@@ -53,6 +53,26 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         // ChIPS moves multimedia ahead of other classes: a flow keeps its
         // order when all its packets are of one class, as real flows are.
         ("chips", |s| Box::new(ClassByFlow(aqm(r#"{"kind": "chips", "flow_timeout": 3000000, "gc_interval": 2000000, "chips_ratio": 1.0}"#, s))), fifo(Limit::Bytes(20_000))),
+        // Seed 000. None of them reorders a flow: flows never change queue
+        // while they have packets queued (Bloom filters move only when idle).
+        ("drr", |s| spec(r#"{"kind": "drr", "limit": {"packets": 12}}"#, s), fifo(Limit::Packets(12))),
+        ("drr-tail", |s| spec(r#"{"kind": "drr", "limit": {"packets": 12}, "drop_from": "tail"}"#, s), fifo(Limit::Packets(12))),
+        ("drr-bytes", |s| spec(r#"{"kind": "drr", "limit": {"bytes": 6000}}"#, s), fifo(Limit::Bytes(6000))),
+        ("drr-buckets", |s| spec(r#"{"kind": "drr", "limit": {"packets": 12}, "queues": 3}"#, s), fifo(Limit::Packets(12))),
+        ("tdrr", |s| spec(r#"{"kind": "tdrr", "limit": {"packets": 12}}"#, s), fifo(Limit::Packets(12))),
+        ("tdrr-arrival", |s| spec(r#"{"kind": "tdrr", "limit": {"bytes": 6000}, "estimator": "arrival", "queues": 4}"#, s), fifo(Limit::Bytes(6000))),
+        ("qsdrr", |s| spec(r#"{"kind": "qsdrr", "limit": {"packets": 12}}"#, s), fifo(Limit::Packets(12))),
+        ("qsdrr-bytes", |s| spec(r#"{"kind": "qsdrr", "limit": {"bytes": 5000}, "queues": 5, "mapping": "modulo"}"#, s), fifo(Limit::Bytes(5000))),
+        ("qsdrr-bloom-db", |s| spec(BLOOM_QSDRR_DB, s), fifo(Limit::Packets(12))),
+        ("qsdrr-bloom-pb", |s| spec(BLOOM_QSDRR_PB, s), fifo(Limit::Packets(12))),
+        ("qsdrr-bloom-static", |s| spec(BLOOM_QSDRR_STATIC, s), fifo(Limit::Packets(12))),
+        ("dtdrr", |s| spec(r#"{"kind": "dtdrr", "limit": {"packets": 12}}"#, s), fifo(Limit::Packets(12))),
+        ("dtdrr-bytes", |s| spec(r#"{"kind": "dtdrr", "limit": {"bytes": 6000}, "alpha": 0.5, "queues": 4}"#, s), fifo(Limit::Bytes(6000))),
+        ("dsdrr", |s| spec(r#"{"kind": "dsdrr", "limit": {"packets": 12}, "period": 1000000}"#, s), fifo(Limit::Packets(12))),
+        ("dsdrr-bloom", |s| spec(BLOOM_DSDRR, s), fifo(Limit::Packets(12))),
+        ("wdrr", |s| spec(r#"{"kind": "wdrr", "limit": {"packets": 12}, "weights": [{"flow": 1, "weight": 3}]}"#, s), fifo(Limit::Packets(12))),
+        ("scfq", |s| spec(r#"{"kind": "scfq", "limit": {"bytes": 8000}, "weights": [{"flow": 2, "weight": 5}]}"#, s), fifo(Limit::Bytes(8000))),
+        ("wf2q_plus", |s| spec(r#"{"kind": "wf2q_plus", "limit": {"packets": 12}, "weights": [{"flow": 2, "weight": 5}]}"#, s), fifo(Limit::Packets(12))),
     ]
 }
 
@@ -79,6 +99,24 @@ fn sfed_tree() -> Vec<SfedClass> {
 fn aqm(json: &str, seed: u64) -> Box<dyn QueueDiscipline<TestPacket> + Send> {
     let spec: QdiscSpec = serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"));
     spec.validate().unwrap_or_else(|e| panic!("{json}: {e}"));
+    spec.build(seed)
+}
+
+// Bloom distribution with a 2 ms period and 0.5 ms window, so that the
+// traces (up to about 0.8 s) cross many recounts and rebalancings.
+const BLOOM_QSDRR_DB: &str = r#"{"kind": "qsdrr", "limit": {"packets": 12}, "queues": 3, "mapping": "bloom",
+    "bloom": {"filters": 8, "bits": 16, "hashes": 3, "period": 2000000, "delta": 500000, "balancing": "dequeue"}}"#;
+const BLOOM_QSDRR_PB: &str = r#"{"kind": "qsdrr", "limit": {"packets": 12}, "queues": 3, "mapping": "bloom",
+    "bloom": {"filters": 8, "bits": 16, "hashes": 3, "period": 2000000, "delta": 500000, "balancing": "both"}}"#;
+const BLOOM_QSDRR_STATIC: &str = r#"{"kind": "qsdrr", "limit": {"packets": 12}, "queues": 3, "mapping": "bloom",
+    "bloom": {"filters": 8, "period": 2000000, "delta": 500000, "balancing": "static"}}"#;
+const BLOOM_DSDRR: &str = r#"{"kind": "dsdrr", "limit": {"packets": 12}, "queues": 3, "mapping": "bloom", "period": 1000000,
+    "bloom": {"filters": 6, "bits": 16, "hashes": 3, "period": 2000000, "delta": 500000, "balancing": "periodic"}}"#;
+
+/// A discipline from its scenario parameters (validated first).
+fn spec(json: &str, seed: u64) -> Box<dyn QueueDiscipline<TestPacket> + Send> {
+    let spec: QdiscSpec = serde_json::from_str(json).expect("valid spec");
+    spec.validate().expect("possible parameters");
     spec.build(seed)
 }
 

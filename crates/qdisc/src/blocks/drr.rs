@@ -8,9 +8,18 @@ use std::collections::VecDeque;
 
 use crate::{FlowQueues, Packet};
 
+/// No queue.
+const NIL: u32 = u32::MAX;
+
+/// The active queues form a circular doubly-linked ring (indices, no
+/// allocation per packet), so a queue emptied by a discard leaves the round
+/// in O(1) with its deficit reset, as the digest of seed 000 recommends
+/// (section 2.4): `remove`.
 #[derive(Debug)]
 pub struct DrrRound {
-    active: VecDeque<usize>,
+    head: u32,
+    next: Vec<u32>,
+    prev: Vec<u32>,
     in_round: Vec<bool>,
     deficit: Vec<u64>,
     quantum: Vec<u64>,
@@ -31,7 +40,9 @@ impl DrrRound {
     pub fn weighted(quantum: Vec<u64>) -> Self {
         let count = quantum.len();
         Self {
-            active: VecDeque::new(),
+            head: NIL,
+            next: vec![NIL; count],
+            prev: vec![NIL; count],
             in_round: vec![false; count],
             deficit: vec![0; count],
             quantum,
@@ -40,16 +51,41 @@ impl DrrRound {
         }
     }
 
+    /// Add one queue with its quantum; returns its number.
+    pub fn add_queue(&mut self, quantum: u64) -> usize {
+        self.next.push(NIL);
+        self.prev.push(NIL);
+        self.in_round.push(false);
+        self.deficit.push(0);
+        self.quantum.push(quantum);
+        self.ticket.push(0);
+        self.quantum.len() - 1
+    }
+
     /// Put queue `q` in the round if it is not there yet. Call after a packet
     /// joins an empty queue.
     #[inline]
     pub fn activate(&mut self, q: usize) {
-        if !self.in_round[q] {
-            self.in_round[q] = true;
-            self.deficit[q] = self.quantum[q];
-            self.ticket[q] = self.next_ticket;
-            self.next_ticket += 1;
-            self.active.push_back(q);
+        if self.in_round[q] {
+            return;
+        }
+        self.in_round[q] = true;
+        self.deficit[q] = self.quantum[q];
+        self.ticket[q] = self.next_ticket;
+        self.next_ticket += 1;
+        let q32 = q as u32;
+        if self.head == NIL {
+            self.head = q32;
+            self.next[q] = q32;
+            self.prev[q] = q32;
+        } else {
+            // The tail is the head's predecessor.
+            let h = self.head as usize;
+            let t = self.prev[h];
+            self.next[t as usize] = q32;
+            self.prev[q] = t;
+            self.next[q] = self.head;
+            self.prev[h] = q32;
         }
     }
 
@@ -58,14 +94,38 @@ impl DrrRound {
         self.in_round[q]
     }
 
+    /// Take queue `q` out of the round (its deficit is reset). Call when a
+    /// discard empties it.
+    #[inline]
+    pub fn remove(&mut self, q: usize) {
+        if !self.in_round[q] {
+            return;
+        }
+        self.in_round[q] = false;
+        self.deficit[q] = 0;
+        let (p, n) = (self.prev[q], self.next[q]);
+        if n == q as u32 {
+            self.head = NIL;
+        } else {
+            self.next[p as usize] = n;
+            self.prev[n as usize] = p;
+            if self.head == q as u32 {
+                self.head = n;
+            }
+        }
+    }
+
     /// Take the next packet by DRR, or `None` if every queue is empty.
     /// Queues that empty leave the round.
     pub fn next<P: Packet>(&mut self, queues: &mut FlowQueues<P>) -> Option<(usize, P)> {
         loop {
-            let &q = self.active.front()?;
+            if self.head == NIL {
+                return None;
+            }
+            let q = self.head as usize;
             let Some(head) = queues.head(q) else {
-                // Emptied from outside (push-out took its last packet).
-                self.leave_front();
+                // Emptied from outside without `remove`.
+                self.remove(q);
                 continue;
             };
             let size = head.size() as u64;
@@ -73,20 +133,33 @@ impl DrrRound {
                 self.deficit[q] -= size;
                 let packet = queues.pop_front(q).expect("head exists");
                 if queues.is_empty(q) {
-                    self.leave_front();
+                    self.remove(q);
                 }
                 return Some((q, packet));
             }
-            self.deficit[q] += self.quantum[q];
-            self.ticket[q] = self.next_ticket;
-            self.next_ticket += 1;
-            self.active.rotate_left(1);
+            self.rotate_head(q);
         }
+    }
+
+    /// The head `q` spent its deficit: one more quantum, a new ticket, and
+    /// it becomes the tail of the ring (the head moves on to its successor).
+    #[inline]
+    fn rotate_head(&mut self, q: usize) {
+        self.deficit[q] += self.quantum[q];
+        self.ticket[q] = self.next_ticket;
+        self.next_ticket += 1;
+        self.head = self.next[q];
+    }
+
+    /// The queue whose turn it is, if any.
+    pub fn current(&self) -> Option<usize> {
+        (self.head != NIL).then_some(self.head as usize)
     }
 
     /// The bytes queue `q` may still send: for the queue at the front, what
     /// is left of its current visit; for any other queue in the round, its
-    /// next visit's quantum is already included.
+    /// next visit's quantum is already included. 0 for a queue not in the
+    /// round.
     #[inline]
     pub fn deficit(&self, q: usize) -> u64 {
         self.deficit[q]
@@ -116,26 +189,14 @@ impl DrrRound {
     /// `active = active->next`: a queue that becomes active in between then
     /// joins behind the queue just served, as in ns-2 (MQFQ uses it).
     pub fn end_spent_visit<P: Packet>(&mut self, queues: &FlowQueues<P>) {
-        let Some(&q) = self.active.front() else { return };
+        if self.head == NIL {
+            return;
+        }
+        let q = self.head as usize;
         if let Some(head) = queues.head(q) {
             if head.size() as u64 > self.deficit[q] {
-                self.deficit[q] += self.quantum[q];
-                self.ticket[q] = self.next_ticket;
-                self.next_ticket += 1;
-                self.active.rotate_left(1);
+                self.rotate_head(q);
             }
-        }
-    }
-
-    /// The queue whose turn it is, if any.
-    pub fn current(&self) -> Option<usize> {
-        self.active.front().copied()
-    }
-
-    fn leave_front(&mut self) {
-        if let Some(q) = self.active.pop_front() {
-            self.in_round[q] = false;
-            self.deficit[q] = 0;
         }
     }
 }
@@ -263,5 +324,52 @@ mod tests {
         }
         // 20 packets: 5 rounds of one 1500 B and three 500 B packets.
         assert_eq!(sent, [7500, 7500]);
+    }
+
+    #[test]
+    fn a_removed_queue_rejoins_at_the_tail_with_a_fresh_quantum() {
+        let mut queues = FlowQueues::new(3);
+        let mut drr = DrrRound::new(3, 1500);
+        for q in 0..3 {
+            queues.push_back(q, TestPacket::new(q as u64, 0, 1000));
+            queues.push_back(q, TestPacket::new(q as u64, 1, 1000));
+            drr.activate(q);
+        }
+        // Queue 0 sends one packet (deficit 1500 -> 500), then a discard
+        // empties it: it leaves the round with its deficit reset.
+        assert_eq!(drr.next(&mut queues).map(|(q, _)| q), Some(0));
+        queues.pop_front(0);
+        drr.remove(0);
+        assert_eq!(drr.deficit(0), 0);
+        queues.push_back(0, TestPacket::new(0, 2, 1000));
+        drr.activate(0);
+        // 0's 500-byte deficit was lost; 1 is served next, then 2, then 0
+        // from the tail of the ring.
+        let order: Vec<usize> = std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn tickets_follow_the_ring_through_removal_and_spent_visits() {
+        let mut queues = FlowQueues::new(3);
+        let mut drr = DrrRound::new(3, 1000);
+        for q in 0..3 {
+            queues.push_back(q, TestPacket::new(q as u64, 0, 1000));
+            queues.push_back(q, TestPacket::new(q as u64, 1, 1000));
+            drr.activate(q);
+        }
+        assert_eq!((drr.ticket(0), drr.ticket(1), drr.ticket(2), drr.next_ticket()), (Some(0), Some(1), Some(2), 3));
+        // Queue 0 spends its quantum; ending the visit sends it to the back.
+        assert_eq!(drr.next(&mut queues).map(|(q, _)| q), Some(0));
+        drr.end_spent_visit(&queues);
+        assert_eq!((drr.current(), drr.ticket(0), drr.deficit(0)), (Some(1), Some(3), 1000));
+        // Removing the middle queue keeps the others' order.
+        queues.pop_front(2);
+        queues.pop_front(2);
+        drr.remove(2);
+        assert_eq!(drr.ticket(2), None);
+        let order: Vec<usize> = std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![1, 0, 1]);
+        assert_eq!(drr.current(), None);
     }
 }

@@ -25,6 +25,20 @@ impl<P: Packet> FlowQueues<P> {
         self.queues.len()
     }
 
+    /// Add one empty queue (per-flow queueing allocates a queue when a new
+    /// flow appears); returns its number.
+    pub fn add_queue(&mut self) -> usize {
+        self.queues.push(VecDeque::new());
+        self.bytes.push(0);
+        self.queues.len() - 1
+    }
+
+    /// The packet at the tail of queue `q`.
+    #[inline]
+    pub fn tail(&self, q: usize) -> Option<&P> {
+        self.queues[q].back()
+    }
+
     #[inline]
     pub fn total(&self) -> Backlog {
         self.total

@@ -1,20 +1,35 @@
 //! Mechanisms several disciplines share, written once (DESIGN.md): seeded
 //! hash families, EWMA with idle-time correction, per-queue FIFOs with byte
 //! counts, the deficit round robin (and FQ-CoDel's sparse-flow variant),
-//! SFED's token buckets, the CoDel control loop, and time-stamped packets.
+//! SFED's token buckets, the CoDel control loop, time-stamped packets,
+//! per-queue lengths with O(1) longest and shortest, an indexed heap, Bloom
+//! filters and the Bloom-filter flow distributor, the flow-to-queue map, and
+//! the DRR queue set the discard policies of seed 000 share.
 
+pub mod bloom;
+pub mod bloom_balance;
 pub mod codel;
 pub mod drr;
+pub mod drr_queues;
 pub mod ewma;
 pub mod flow_queues;
 pub mod hash;
-pub mod token_buckets;
+pub mod indexed_heap;
+pub mod lengths;
+pub mod queue_map;
 pub mod stamped;
+pub mod token_buckets;
 
+pub use bloom::BloomFilters;
+pub use bloom_balance::{Balancing, BloomBalancer, BloomConfig};
 pub use codel::{CodelParams, CodelQueue, CodelVars, FlowHead};
 pub use drr::{DrrRound, SparseRound};
+pub use drr_queues::{ever_fits, free_space, DrrQueues};
 pub use ewma::Ewma;
 pub use flow_queues::FlowQueues;
 pub use hash::HashFamily;
-pub use token_buckets::TokenBuckets;
+pub use indexed_heap::IndexedHeap;
+pub use lengths::QueueLengths;
+pub use queue_map::{FlowMap, FlowWeights, KeyHasher, QueueMap};
 pub use stamped::Stamped;
+pub use token_buckets::TokenBuckets;
