@@ -63,6 +63,15 @@ class Discipline(Model):
 #: Every kind besides DropTail, with a one-line summary (the user guide and the
 #: "unknown discipline" message list them). Pages: docs/disciplines/<kind>.md.
 KINDS: dict[str, str] = {
+    # Seed 000 (Kantawala and Turner): per-flow queues served by DRR
+    "drr": "per-flow queues, deficit round robin, longest-queue drop",
+    "tdrr": "DRR dropping from the queue with the highest throughput average",
+    "qsdrr": "DRR with queue-state discard: front drops from a sticky chosen queue",
+    "dtdrr": "DRR with dynamic per-queue thresholds alpha*B/(1+alpha*n)",
+    "dsdrr": "DRR with discard bits and a periodically updated W",
+    "wdrr": "weighted deficit round robin",
+    "scfq": "self-clocked fair queueing (O(log n))",
+    "wf2q_plus": "WF2Q+ (O(log n))",
     # Seed 001 (MQFQ report) and Blue
     "sfq": "stochastic fair queueing as ns-2 implements it",
     "mqfq": "multiple-queue fair queueing: d hashes, rounds-before-service choice",
