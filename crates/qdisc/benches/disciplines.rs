@@ -21,7 +21,9 @@ use aqmlab_qdisc::testkit::TestPacket;
 use aqmlab_qdisc::{QdiscSpec, QueueDiscipline, Verdicts};
 
 /// Name, and the discipline's parameters (`limit` only where it is not a
-/// `Limit`).
+/// `Limit`). RED-like thresholds are set around the steady backlog (half
+/// the buffer), as a deployment would size them, so that the benchmark
+/// measures the early-drop regime and not permanent forced drops.
 const DISCIPLINES: &[(&str, &str)] = &[
     ("droptail", r#"{"kind": "droptail"}"#),
     ("drr", r#"{"kind": "drr"}"#),
@@ -40,10 +42,11 @@ const DISCIPLINES: &[(&str, &str)] = &[
     ("blue", r#"{"kind": "blue"}"#),
     ("sfb", r#"{"kind": "sfb"}"#),
     ("sfed", r#"{"kind": "sfed"}"#),
-    ("red", r#"{"kind": "red"}"#),
+    ("sfed-randomized", r#"{"kind": "sfed", "randomized": true}"#),
+    ("red", r#"{"kind": "red", "min_th": 2500, "max_th": 7500}"#),
     ("ared", r#"{"kind": "ared"}"#),
-    ("fred", r#"{"kind": "fred", "limit": 10000}"#),
-    ("choke", r#"{"kind": "choke", "limit": 10000}"#),
+    ("fred", r#"{"kind": "fred", "limit": 10000, "min_th": 2500, "max_th": 7500}"#),
+    ("choke", r#"{"kind": "choke", "limit": 10000, "min_th": 2500, "max_th": 7500}"#),
     ("codel", r#"{"kind": "codel"}"#),
     ("fq_codel", r#"{"kind": "fq_codel", "limit": 10000}"#),
     ("pie", r#"{"kind": "pie"}"#),
