@@ -35,3 +35,30 @@ def test_discipline_scenario_runs_and_conserves(path):
         assert share < 0.55, f"{path.stem} let the unresponsive flow keep {share:.0%} of its rate"
     if path.stem in SINGLE_QUEUE:
         assert share > 0.85, f"{path.stem} held the unresponsive flow to {share:.0%}"
+
+
+BAD_PARAMETERS = [
+    ('{ kind = "red", limit = "100pkt", min_th = 60, max_th = 20 }', "qdisc.min_th"),
+    ('{ kind = "sfq", limit = "100pkt", buckets = 0 }', "qdisc.buckets"),
+    ('{ kind = "blue", limit = "100pkt", increment = 1.5 }', "qdisc.increment"),
+    ('{ kind = "red", limit = "100pkt", max_p = -0.1 }', "qdisc.max_p"),
+    ('{ kind = "drr", limit = "100pkt", queues = 0 }', "qdisc.queues"),
+    ('{ kind = "codel", target = "5" }', "qdisc.target"),
+    ('{ kind = "fq_codel", colour = "red" }', "qdisc.colour"),
+]
+
+
+@pytest.mark.parametrize("qdisc,field", BAD_PARAMETERS, ids=[f for _, f in BAD_PARAMETERS])
+def test_impossible_parameters_are_refused_naming_the_field(tmp_path, qdisc, field):
+    import subprocess
+    import sys
+
+    text = (DIR / "red.toml").read_text()
+    start = text.index("qdisc = {")
+    end = text.index("} }", start) + 1
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text[:start] + "qdisc = " + qdisc + text[end:])
+    out = subprocess.run([sys.executable, "-m", "aqmlab", "validate", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    assert f"topology.bottleneck.{field}" in out.stderr
+    assert "Traceback" not in out.stderr
