@@ -61,7 +61,7 @@ pub struct LinkRecord {
     /// Queueing delays in the measurement window (monitored links only).
     pub delays: DelayHistogram,
     /// Counters when the measurement window opened.
-    pub at_warmup: QdiscStats,
+    pub at_warmup: WindowStart,
     /// Departed bytes at the previous sample (per-interval utilization).
     pub departed_at_sample: u64,
 }
@@ -96,5 +96,20 @@ impl Routes {
     pub fn links(&self, route: RouteRef) -> &[u32] {
         let rest = &self.links[route as usize..];
         &rest[..rest.iter().position(|&l| l == END).unwrap()]
+    }
+}
+
+/// The counters a link's windowed figures subtract, taken when the
+/// measurement window opens.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WindowStart {
+    pub arrivals: u64,
+    pub drops: u64,
+    pub departure_bytes: u64,
+}
+
+impl WindowStart {
+    pub fn of(stats: &QdiscStats) -> Self {
+        Self { arrivals: stats.arrivals, drops: stats.total_drops(), departure_bytes: stats.departure_bytes }
     }
 }

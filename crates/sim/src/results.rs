@@ -163,7 +163,7 @@ fn queue_table(sim: &Simulation, window_s: f64) -> Table {
     t.push("backlog_packets", col_u64(&|(l, _)| l.qdisc.backlog().packets));
     t.push("peak_packets", col_u64(&|(l, _)| l.qdisc.stats().peak_packets));
     t.push("window_arrivals", col_u64(&|(l, r)| l.qdisc.stats().arrivals - r.at_warmup.arrivals));
-    t.push("window_drops", col_u64(&|(l, r)| l.qdisc.stats().total_drops() - r.at_warmup.total_drops()));
+    t.push("window_drops", col_u64(&|(l, r)| l.qdisc.stats().total_drops() - r.at_warmup.drops));
     t.push(
         "utilization",
         col_f64(&|(l, r)| {
@@ -175,7 +175,7 @@ fn queue_table(sim: &Simulation, window_s: f64) -> Table {
         "loss_rate",
         col_f64(&|(l, r)| {
             let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
-            let drops = l.qdisc.stats().total_drops() - r.at_warmup.total_drops();
+            let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
             if arrivals == 0 {
                 0.0
             } else {

@@ -5,7 +5,7 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
-use crate::network::{Link, LinkRecord, RouteRef, Routes};
+use crate::network::{Link, LinkRecord, RouteRef, Routes, WindowStart};
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
@@ -115,33 +115,28 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    pub fn new(scenario: Scenario) -> Self {
+    pub fn new(mut scenario: Scenario) -> Self {
         let seed = scenario.seed;
-        let links = scenario
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                // Disciplines that need the link rate (RED's idle decay, PIE)
-                // get this link's unless the scenario set one.
-                let mut spec = l.qdisc.clone();
-                spec.fill_link_rate(l.rate_bps);
-                let qdisc = Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
-                Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor)
-            })
-            .collect();
-        let link_records = scenario
-            .links
-            .iter()
-            .map(|l| LinkRecord {
-                name: l.name.clone(),
+        // The link specs are consumed: the arenas replace them.
+        let specs = std::mem::take(&mut scenario.links);
+        let mut links = Vec::with_capacity(specs.len());
+        let mut link_records = Vec::with_capacity(specs.len());
+        for (i, l) in specs.into_iter().enumerate() {
+            // Disciplines that need the link rate (RED's idle decay, PIE)
+            // get this link's unless the scenario set one.
+            let mut spec = l.qdisc;
+            spec.fill_link_rate(l.rate_bps);
+            let qdisc = Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
+            links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor));
+            link_records.push(LinkRecord {
+                name: l.name,
                 from: l.from,
                 to: l.to,
                 delays: Default::default(),
                 at_warmup: Default::default(),
                 departed_at_sample: 0,
-            })
-            .collect();
+            });
+        }
         let mut sim = Simulation {
             now: 0,
             events: EventQueue::default(),
@@ -188,6 +183,7 @@ impl Simulation {
 
     fn build_flows(&mut self) {
         let specs = std::mem::take(&mut self.scenario.flows);
+        self.flows.reserve_exact(specs.len());
         for spec in &specs {
             match spec {
                 FlowSpec::Tcp { group, route, profile, start_ns, size_bytes, off_time, trace_cwnd } => {
@@ -222,7 +218,9 @@ impl Simulation {
                 }
             }
         }
-        self.scenario.flows = specs;
+        // The specs are built into the arenas; keeping them would double the
+        // memory per flow.
+        drop(specs);
         let arrival_specs = std::mem::take(&mut self.scenario.arrivals);
         for (i, spec) in arrival_specs.iter().enumerate() {
             let group = self.group_id(&spec.group);
@@ -678,7 +676,7 @@ impl Simulation {
     fn open_window(&mut self) {
         self.warmed_up = true;
         for (link, record) in self.links.iter().zip(&mut self.link_records) {
-            record.at_warmup = link.qdisc.stats().clone();
+            record.at_warmup = WindowStart::of(link.qdisc.stats());
         }
     }
 
