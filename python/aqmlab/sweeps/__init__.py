@@ -147,9 +147,13 @@ class _Executor:
         self.dask = False
         self.workers = workers or os.cpu_count() or 1
         if spec is None:
+            import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool: Any = ProcessPoolExecutor(max_workers=self.workers)
+            # forkserver: workers start clean (forking a process that already runs
+            # polars' thread pool can deadlock)
+            ctx = multiprocessing.get_context("forkserver")
+            self.pool: Any = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
             self._own.append(self.pool)
         elif isinstance(spec, str):
             try:
