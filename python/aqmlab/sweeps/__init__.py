@@ -168,7 +168,7 @@ class _Executor:
                 client = Client(cluster)
             elif spec.startswith(("tcp://", "tls://", "ws://", "wss://")):
                 try:
-                    client = Client(spec, timeout=20)
+                    client = Client(spec)  # timeout: distributed.comm.timeouts.connect (30 s)
                 except (OSError, TimeoutError) as e:
                     raise UserError(f"cannot connect to the Dask scheduler at {spec}: {e}", "--cluster") from None
             else:
