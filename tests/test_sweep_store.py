@@ -189,3 +189,28 @@ def test_cli_writes_tables_and_matches_run(tmp_path):
     assert p2.stdout == ""
     assert pl.read_parquet(tmp_path / "out2" / "sweep.parquet").equals(runs)
     assert pl.read_parquet(tmp_path / "out2" / "sweep_summary.parquet").equals(summary)
+
+
+def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    scen = _scenario(tmp_path)
+    run_module = sys.modules["aqmlab.run"]
+    real = run_module._core()
+
+    class Core:
+        @staticmethod
+        def run(text, callback):
+            if json.loads(text)["seed"] == 1:
+                raise ValueError("refused")
+            return real.run(text, callback)
+
+    monkeypatch.setattr(run_module, "_core", lambda: Core)
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=150, color_system=None)
+    aqmlab.sweep(scen, {"tcp.variant": ["reno", "newreno"]}, seeds=2, store=tmp_path / "s", executor=ThreadPoolExecutor(1), progress=console)
+    text = buf.getvalue()
+    assert "sweep db" in text and "running" in text and "elapsed," in text and "left" in text
+    assert "4/4 done, 0 running, 2 failed" in text

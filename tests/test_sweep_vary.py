@@ -125,6 +125,12 @@ CLI_MISTAKES = [
     (["--vary", "flows[4].count=1,2"], "--vary flows[4].count=1,2: unknown field flows[4]"),
     (["--vary", "topology.bottleneck.qdisc.limit=-5pkt,5pkt"], "--vary topology.bottleneck.qdisc.limit=-5pkt,5pkt"),
     (["--vary", "tcp.variant=reno", "--seeds", "0"], "--seeds"),
+    # of several --vary, the one whose value the scenario refuses is named, as written
+    (["--vary", "tcp.variant=reno,newreno", "--vary", "warmup=1s,80s"], "--vary warmup=1s,80s: grid point tcp.variant=reno, warmup=80s: warmup: must be less than duration"),
+    (
+        ["--vary", "topology.bottleneck.rate=1Mbps,-2Mbps", "--vary", "topology.bottleneck.qdisc.limit=log:1pkt:100pkt:3"],
+        "--vary topology.bottleneck.rate=1Mbps,-2Mbps: grid point topology.bottleneck.rate=-2Mbps, topology.bottleneck.qdisc.limit=1pkt",
+    ),
     (["--vary", "tcp.variant=reno", "--cluster", "udp://x"], "--cluster"),
 ]
 

@@ -180,12 +180,12 @@ def sweep(
 
     if workers is not None and workers < 1:
         raise UserError(f"must be at least 1, got {workers}", "--workers")
-    varies: dict[str, list[Any]] = {}
+    varies: dict[str, str] = {}
     for expr in vary:
-        field, values = parse_vary(expr)
+        field, _ = parse_vary(expr)  # checks the expression; the sweep expands it again
         if field in varies:
             raise UserError("the same field is varied twice", f"--vary {expr}")
-        varies[field] = values
+        varies[field] = expr.partition("=")[2]
     name = Scenario.load(scenario).name
     result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)

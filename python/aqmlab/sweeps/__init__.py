@@ -105,25 +105,26 @@ def plan(
         raise UserError(f"must be a positive integer, got {seeds!r}", "--seeds")
     data, full = _user_dict(scenario)
     varies: list[tuple[str, list[Any]]] = []
+    args: dict[str, str] = {}  # field -> the --vary as the user wrote it
     for f, vals in (vary or {}).items():
         values = parse_values(f, vals) if isinstance(vals, str) else list(vals)
         if not values:
             raise UserError("no values", f"--vary {f}=")
         varies.append((f, values))
+        args[f] = f"--vary {f}={vals.strip()}" if isinstance(vals, str) else vary_arg(f, values)
     fields = [f for f, _ in varies]
     tasks: list[Task] = []
     for point, values in enumerate(grid(varies)):
         d = copy.deepcopy(data)
         for f, v in values.items():
-            set_path(d, full, f, v, vary_arg(f, dict(varies)[f]))
+            set_path(d, full, f, v, args[f])
         try:
             s = Scenario.model_validate(d)
         except UserError as e:
-            arg = vary_arg(next(iter(values)), dict(varies)[next(iter(values))]) if len(values) == 1 else " ".join(
-                f"--vary {f}={v}" for f, v in values.items()
-            )
+            # name the --vary whose field the schema complains about, else all of them
+            at_fault = [f for f in fields if e.field is not None and (e.field == f or e.field.startswith((f + ".", f + "[")))]
             where = ", ".join(f"{f}={v}" for f, v in values.items())
-            raise UserError(f"grid point {where}: {e}", arg) from None
+            raise UserError(f"grid point {where}: {e}", " ".join(args[f] for f in (at_fault or fields)) or None) from None
         base = s.seed
         for i in range(seeds):
             seed = base + i
@@ -215,7 +216,7 @@ class _Progress:
     """A rich bar over the runs to compute (runs found in the store are not counted,
     so the time left is estimated from this sweep's own speed)."""
 
-    def __init__(self, total: int, workers: int, enabled: bool, label: str) -> None:
+    def __init__(self, total: int, workers: int, enabled: Any, label: str) -> None:
         self.total, self.done, self.failed, self.workers = total, 0, 0, workers
         self.p: Any = None
         if not enabled:
@@ -229,9 +230,10 @@ class _Progress:
             MofNCompleteColumn(),
             TextColumn("done, {task.fields[running]} running, {task.fields[failed]} failed"),
             TimeElapsedColumn(),
-            TextColumn("left"),
+            TextColumn("elapsed,"),
             TimeRemainingColumn(),
-            console=Console(file=sys.stderr),
+            TextColumn("left"),
+            console=enabled if isinstance(enabled, Console) else Console(file=sys.stderr),
             transient=True,
         )
         self.p.start()
@@ -257,7 +259,7 @@ def sweep(
     executor: Any = None,
     workers: int | None = None,
     store: str | Path | None = None,
-    progress: bool = False,
+    progress: Any = False,
 ) -> SweepResult:
     """Run every grid point of ``vary`` (a dict field -> values, or -> the text of a
     ``--vary``) with ``seeds`` seeds, and return the tables.
@@ -265,7 +267,8 @@ def sweep(
     ``executor``: None for local processes (``workers``, default one per core);
     ``"local"`` for a Dask LocalCluster; ``"tcp://HOST:PORT"`` for a Dask scheduler;
     or a ``concurrent.futures.Executor`` / ``distributed.Client`` of your own (left
-    open). ``store``: the result store (default ``results/store``)."""
+    open). ``store``: the result store (default ``results/store``). ``progress``:
+    True for a progress bar on stderr (or a ``rich.console.Console`` to draw it on)."""
     from .table import runs_table, summary_table
 
     t0 = time.perf_counter()
@@ -284,7 +287,7 @@ def sweep(
     label = _name(scenario)
     computed = 0
     if todo:
-        ex = _Executor(executor, workers)
+        ex = _Executor(executor, min(workers or os.cpu_count() or 1, len(todo)) if executor is None else workers)
         extra = f" ({len(outcome)} already in the store)" if outcome else ""
         bar = _Progress(len(todo), ex.workers, progress, f"sweep {label}{extra}")
         try:

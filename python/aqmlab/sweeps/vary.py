@@ -62,8 +62,7 @@ def _plain(d: Decimal) -> int | float:
 def _with_unit(d: Decimal, unit: str) -> Any:
     if not unit:
         return _plain(d)
-    text = format(d.normalize(), "f") if d == d.to_integral_value() else format(d.normalize(), "f")
-    return f"{text}{unit}"
+    return f"{format(d.normalize(), 'f')}{unit}"
 
 
 def _scalar(text: str) -> Any:
