@@ -125,6 +125,7 @@ CLI_MISTAKES = [
     (["--vary", "flows[4].count=1,2"], "--vary flows[4].count=1,2: unknown field flows[4]"),
     (["--vary", "topology.bottleneck.qdisc.limit=-5pkt,5pkt"], "--vary topology.bottleneck.qdisc.limit=-5pkt,5pkt"),
     (["--vary", "tcp.variant=reno", "--seeds", "0"], "--seeds"),
+    (["--vary", "seed=1,2"], "--vary seed: the seed is not varied with --vary"),
     # of several --vary, the one whose value the scenario refuses is named, as written
     (["--vary", "tcp.variant=reno,newreno", "--vary", "warmup=1s,80s"], "--vary warmup=1s,80s: grid point tcp.variant=reno, warmup=80s: warmup: must be less than duration"),
     (

@@ -7,9 +7,9 @@
     sw.runs       # one row per run (polars)
     sw.summary    # mean, std, 95% CI across seeds, per grid point
 
-Seeds: grid point *p* runs with seeds ``s, s+1, ..., s+N-1`` where ``s`` is the
-scenario's seed (after ``--vary seed=...`` if the seed is varied), so ``--seeds 1``
-gives the same run as ``aqmlab run``.
+Seeds: every grid point runs with the seeds ``s, s+1, ..., s+N-1`` where ``s`` is
+the scenario's seed, so ``--seeds 1`` gives the same run as ``aqmlab run``. (The
+seed itself is not a ``--vary`` field.)
 
 Every grid point is validated before anything runs. Runs already in the store are
 not run again (a stopped sweep resumes where it stopped); a failed run is recorded
@@ -107,6 +107,11 @@ def plan(
     varies: list[tuple[str, list[Any]]] = []
     args: dict[str, str] = {}  # field -> the --vary as the user wrote it
     for f, vals in (vary or {}).items():
+        if f.strip() == "seed":
+            raise UserError(
+                "the seed is not varied with --vary: --seeds N runs the seeds s, s+1, ..., s+N-1, "
+                "where s is the scenario's seed", f"--vary {f}"
+            )
         values = parse_values(f, vals) if isinstance(vals, str) else list(vals)
         if not values:
             raise UserError("no values", f"--vary {f}=")
