@@ -8,6 +8,8 @@ compiled code.
     import aqmlab
     res = aqmlab.run("scenarios/dumbbell.toml")
     res.flows, res.queues, res.timeseries     # polars DataFrames
+    sw = aqmlab.sweep("scenarios/dumbbell.toml", vary={"tcp.variant": ["reno", "newreno"]}, seeds=3)
+    sw.runs, sw.summary                       # a row per run; mean, std, 95% CI
 
 ``Scenario`` and ``Results`` (pydantic, polars) are imported on first use, so
 ``import aqmlab`` stays cheap.
@@ -19,7 +21,7 @@ from .errors import UserError
 from .run import run  # the function shadows the submodule of the same name
 
 __version__ = "0.1.0"
-__all__ = ["run", "Scenario", "Results", "UserError", "__version__"]
+__all__ = ["run", "sweep", "Scenario", "Results", "UserError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -35,4 +37,8 @@ def __getattr__(name: str) -> Any:
         from .results import Results
 
         return Results
+    if name == "sweep":
+        from .sweeps import sweep
+
+        return sweep
     raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")

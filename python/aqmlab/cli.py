@@ -2,6 +2,8 @@
 
     aqmlab run SCENARIO [--out DIR] [--plot] [--seed N] [--quiet]
     aqmlab validate SCENARIO
+    aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
+                 [--workers N] [--store DIR] [--out DIR] [--quiet]
     aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
 
 A mistake in the input prints one message naming the field on stderr and exits
@@ -156,6 +158,64 @@ def run(
     for line in summary_lines(res):
         typer.echo(line)
     typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
+
+
+@app.command()
+def sweep(
+    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    vary: list[str] = typer.Option(
+        [], "--vary", "-v", help="FIELD=VALUES: a list (50pkt,100pkt), a range (10pkt:100pkt:10pkt) or a log range (log:10pkt:1000pkt:5). Repeat for a grid."
+    ),
+    seeds: int = typer.Option(1, "--seeds", "-n", help="Seeds per grid point: the scenario's seed, +1, ..., +N-1."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' (a LocalCluster) or a scheduler address tcp://HOST:PORT. Default: local processes."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
+    store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+) -> None:
+    """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
+    from .scenario import Scenario
+    from .sweeps import sweep as run_sweep
+    from .sweeps.vary import parse_vary
+
+    if workers is not None and workers < 1:
+        raise UserError(f"must be at least 1, got {workers}", "--workers")
+    varies: dict[str, str] = {}
+    for expr in vary:
+        field, _ = parse_vary(expr)  # checks the expression; the sweep expands it again
+        if field in varies:
+            raise UserError("the same field is varied twice", f"--vary {expr}")
+        varies[field] = expr.partition("=")[2]
+    name = Scenario.load(scenario).name
+    result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
+    directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
+    if quiet:
+        return
+    _print_sweep(result)
+    typer.echo(
+        f"{len(result.runs)} runs ({result.computed} computed, {result.reused} from the store, {result.failed} failed); "
+        f"tables: {directory}/sweep.parquet, {directory}/sweep_summary.parquet"
+    )
+
+
+def _print_sweep(result: Any) -> None:
+    """The summary table, with the usual figures (mean +- 95% CI half-width)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    s = result.summary
+    wanted = ["bottleneck_utilization", "bottleneck_loss_rate", "bottleneck_mean_delay_s", "jain_index", "goodput_bps"]
+    shown = [m for m in wanted if f"{m}_mean" in s.columns]
+    table = Table(title="sweep summary (mean ± 95% CI over seeds)")
+    for c in [*result.fields, "runs", "failed", *shown]:
+        table.add_column(c.rsplit(".", 1)[-1].replace("bottleneck_", ""), justify="right", no_wrap=True)
+    for row in s.iter_rows(named=True):
+        cells = [str(row[f]) for f in result.fields] + [str(row["runs"]), str(row["failed"])]
+        for m in shown:
+            mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
+            cells.append("-" if mean is None else f"{mean:.4g}" + ("" if ci is None else f" ± {ci:.2g}"))
+        table.add_row(*cells)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
 def summary_lines(res: Any) -> list[str]:

@@ -1,0 +1,347 @@
+"""Parameter sweeps: a grid of scenarios, run by an executor, stored by hash.
+
+    import aqmlab
+    sw = aqmlab.sweep("scenarios/dumbbell.toml",
+                      vary={"topology.bottleneck.qdisc.limit": ["50pkt", "100pkt"]},
+                      seeds=3)
+    sw.runs       # one row per run (polars)
+    sw.summary    # mean, std, 95% CI across seeds, per grid point
+
+Seeds: every grid point runs with the seeds ``s, s+1, ..., s+N-1`` where ``s`` is
+the scenario's seed, so ``--seeds 1`` gives the same run as ``aqmlab run``. (The
+seed itself is not a ``--vary`` field.)
+
+Every grid point is validated before anything runs. Runs already in the store are
+not run again (a stopped sweep resumes where it stopped); a failed run is recorded
+with its error and does not stop the others.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import UserError
+from . import store as _store
+from .vary import grid, parse_values, set_path, vary_arg
+
+DEFAULT_STORE = Path("results") / "store"
+
+
+@dataclass
+class SweepResult:
+    """A finished sweep: ``runs`` (a row per run) and ``summary`` (per grid point)."""
+
+    runs: Any
+    summary: Any
+    fields: list[str]
+    store: Path
+    computed: int = 0  #: runs computed by this call (the others came from the store)
+    reused: int = 0  #: runs found finished in the store
+    timing: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return int((self.runs["status"] != "ok").sum())
+
+    def write(self, out: str | Path) -> Path:
+        """Write ``sweep.parquet``, ``sweep_summary.parquet`` and ``timing.json``."""
+        from ..results import PARQUET_OPTIONS, dump_json
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        self.runs.write_parquet(out / "sweep.parquet", **PARQUET_OPTIONS)
+        self.summary.write_parquet(out / "sweep_summary.parquet", **PARQUET_OPTIONS)
+        (out / "timing.json").write_text(dump_json(self.timing), encoding="utf-8")
+        return out
+
+
+@dataclass
+class Task:
+    point: int
+    seed: int
+    values: dict[str, Any]
+    scenario: dict[str, Any]  # the user's dict of this run
+    resolved: dict[str, Any]
+    hash: str
+
+
+def _user_dict(scenario: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the user's dict, the same with every default filled in)."""
+    from ..scenario import Scenario
+
+    if isinstance(scenario, (str, Path)):
+        path = Path(scenario)
+        s = Scenario.load(path)
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data.setdefault("name", path.stem)
+        return data, s.to_dict()
+    if isinstance(scenario, Scenario):
+        return scenario.to_dict(), scenario.to_dict()
+    if isinstance(scenario, Mapping):
+        s = Scenario.model_validate(dict(scenario))
+        return copy.deepcopy(dict(scenario)), s.to_dict()
+    raise TypeError(f"expected a Scenario, a path or a dict, got {type(scenario).__name__}")
+
+
+def plan(
+    scenario: Any,
+    vary: Mapping[str, Iterable[Any] | str] | None = None,
+    seeds: int = 1,
+) -> tuple[list[str], list[Task]]:
+    """Every run of the sweep, validated, in grid order then seed order.
+
+    A value of ``vary`` may be a list of values or the text of a ``--vary``
+    (``"10pkt:100pkt:10pkt"``). Raises UserError naming the --vary at fault."""
+    from ..scenario import Scenario
+
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+        raise UserError(f"must be a positive integer, got {seeds!r}", "--seeds")
+    data, full = _user_dict(scenario)
+    varies: list[tuple[str, list[Any]]] = []
+    args: dict[str, str] = {}  # field -> the --vary as the user wrote it
+    for f, vals in (vary or {}).items():
+        if f.strip() == "seed":
+            raise UserError(
+                "the seed is not varied with --vary: --seeds N runs the seeds s, s+1, ..., s+N-1, "
+                "where s is the scenario's seed", f"--vary {f}"
+            )
+        values = parse_values(f, vals) if isinstance(vals, str) else list(vals)
+        if not values:
+            raise UserError("no values", f"--vary {f}=")
+        varies.append((f, values))
+        args[f] = f"--vary {f}={vals.strip()}" if isinstance(vals, str) else vary_arg(f, values)
+    fields = [f for f, _ in varies]
+    tasks: list[Task] = []
+    for point, values in enumerate(grid(varies)):
+        d = copy.deepcopy(data)
+        for f, v in values.items():
+            set_path(d, full, f, v, args[f])
+        try:
+            s = Scenario.model_validate(d)
+        except UserError as e:
+            # name the --vary whose field the schema complains about, else all of them
+            at_fault = [f for f in fields if e.field is not None and (e.field == f or e.field.startswith((f + ".", f + "[")))]
+            where = ", ".join(f"{f}={v}" for f, v in values.items())
+            raise UserError(f"grid point {where}: {e}", " ".join(args[f] for f in (at_fault or fields)) or None) from None
+        base = s.seed
+        for i in range(seeds):
+            seed = base + i
+            if seed >= 2**64:
+                raise UserError("the seeds run past 2^64", "--seeds")
+            si = s if i == 0 else s.with_seed(seed)
+            resolved = si.resolve()
+            tasks.append(Task(point, seed, values, si.to_dict(), resolved, _store.run_hash(resolved)))
+    return fields, tasks
+
+
+# ---------------------------------------------------------------------------
+# executors
+
+
+class _Executor:
+    """submit(fn, *args) -> future; as_completed(futures); workers; close()."""
+
+    def __init__(self, spec: Any, workers: int | None) -> None:
+        self._own: list[Any] = []
+        self.dask = False
+        self.workers = workers or os.cpu_count() or 1
+        if spec is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # forkserver: workers start clean (forking a process that already runs
+            # polars' thread pool can deadlock)
+            ctx = multiprocessing.get_context("forkserver")
+            self.pool: Any = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            self._own.append(self.pool)
+        elif isinstance(spec, str):
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:  # pragma: no cover - a dependency
+                raise UserError("Dask distributed is not installed (pip install 'dask[distributed]')", "--cluster") from None
+            if spec == "local":
+                cluster = LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None
+                )
+                self._own.append(cluster)
+                client = Client(cluster)
+            elif spec.startswith(("tcp://", "tls://", "ws://", "wss://")):
+                try:
+                    client = Client(spec)  # timeout: distributed.comm.timeouts.connect (30 s)
+                except (OSError, TimeoutError) as e:
+                    raise UserError(f"cannot connect to the Dask scheduler at {spec}: {e}", "--cluster") from None
+            else:
+                raise UserError(f"expected 'local' or a scheduler address such as tcp://HOST:8786, got {spec!r}", "--cluster")
+            self._own.insert(0, client)
+            self.pool = client
+            self.dask = True
+            n = len(client.scheduler_info().get("workers", {}))
+            self.workers = workers or max(n, 1)
+        else:  # a concurrent.futures.Executor or a distributed.Client given by the caller
+            self.pool = spec
+            self.dask = type(spec).__module__.startswith("distributed")
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.dask:
+            return self.pool.submit(fn, *args, pure=False)
+        return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures: list[Any]) -> Iterable[Any]:
+        if self.dask:
+            from distributed import as_completed
+
+            return as_completed(futures)
+        from concurrent.futures import as_completed
+
+        return as_completed(futures)
+
+    def close(self) -> None:
+        for obj in self._own:
+            try:
+                if hasattr(obj, "shutdown") and not self.dask:
+                    obj.shutdown(cancel_futures=True)
+                else:
+                    obj.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+
+# ---------------------------------------------------------------------------
+# progress
+
+
+class _Progress:
+    """A rich bar over the runs to compute (runs found in the store are not counted,
+    so the time left is estimated from this sweep's own speed)."""
+
+    def __init__(self, total: int, workers: int, enabled: Any, label: str) -> None:
+        self.total, self.done, self.failed, self.workers = total, 0, 0, workers
+        self.p: Any = None
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.p = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("done, {task.fields[running]} running, {task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("elapsed,"),
+            TimeRemainingColumn(),
+            TextColumn("left"),
+            console=enabled if isinstance(enabled, Console) else Console(file=sys.stderr),
+            transient=True,
+        )
+        self.p.start()
+        self.task = self.p.add_task(label, total=total, running=0, failed=0)
+
+    def update(self, pending: int) -> None:
+        if self.p is not None:
+            self.p.update(self.task, completed=self.done, running=min(self.workers, pending), failed=self.failed)
+
+    def close(self) -> None:
+        if self.p is not None:
+            self.p.stop()
+
+
+# ---------------------------------------------------------------------------
+# the sweep
+
+
+def sweep(
+    scenario: Any,
+    vary: Mapping[str, Iterable[Any] | str] | None = None,
+    seeds: int = 1,
+    executor: Any = None,
+    workers: int | None = None,
+    store: str | Path | None = None,
+    progress: Any = False,
+) -> SweepResult:
+    """Run every grid point of ``vary`` (a dict field -> values, or -> the text of a
+    ``--vary``) with ``seeds`` seeds, and return the tables.
+
+    ``executor``: None for local processes (``workers``, default one per core);
+    ``"local"`` for a Dask LocalCluster; ``"tcp://HOST:PORT"`` for a Dask scheduler;
+    or a ``concurrent.futures.Executor`` / ``distributed.Client`` of your own (left
+    open). ``store``: the result store (default ``results/store``). ``progress``:
+    True for a progress bar on stderr (or a ``rich.console.Console`` to draw it on)."""
+    from .table import runs_table, summary_table
+
+    t0 = time.perf_counter()
+    fields, tasks = plan(scenario, vary, seeds)
+    root = Path(store if store is not None else DEFAULT_STORE).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    by_hash: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_hash.setdefault(t.hash, []).append(t)
+    outcome: dict[str, dict[str, Any]] = {}
+    for h in by_hash:
+        if _store.entry_status(root / h) == "ok":
+            outcome[h] = _store.read_row(root / h)
+    todo = [h for h in by_hash if h not in outcome]
+    reused_runs = sum(len(by_hash[h]) for h in outcome)
+    label = _name(scenario)
+    computed = 0
+    if todo:
+        ex = _Executor(executor, min(workers or os.cpu_count() or 1, len(todo)) if executor is None else workers)
+        extra = f" ({len(outcome)} already in the store)" if outcome else ""
+        bar = _Progress(len(todo), ex.workers, progress, f"sweep {label}{extra}")
+        try:
+            futures = {}
+            for h in todo:
+                t = by_hash[h][0]
+                futures[ex.submit(_store.run_entry, t.resolved, str(root), t.scenario)] = h
+            pending = len(futures)
+            bar.update(pending)
+            for fut in ex.as_completed(list(futures)):
+                h = futures[fut]
+                try:
+                    row = fut.result()
+                except Exception as e:  # noqa: BLE001 - a worker died: record, go on
+                    row = {"hash": h, "status": "failed", "error": f"{type(e).__name__}: {e}", "summary": {}}
+                outcome[h] = row
+                computed += 1
+                pending -= 1
+                bar.done += 1
+                bar.failed += row["status"] != "ok"
+                bar.update(pending)
+        finally:
+            bar.close()
+            ex.close()
+    rows = []
+    for t in tasks:
+        o = outcome[t.hash]
+        rows.append(
+            {
+                "point": t.point,
+                "values": t.values,
+                "seed": t.seed,
+                "status": o["status"],
+                "error": o["error"],
+                "summary": o["summary"],
+                "hash": t.hash,
+                "store_path": str(root / t.hash),
+            }
+        )
+    runs = runs_table(fields, rows)
+    summary = summary_table(runs, fields)
+    return SweepResult(
+        runs, summary, fields, root, computed=computed, reused=reused_runs, timing={"wall_time_s": time.perf_counter() - t0}
+    )
+
+
+def _name(scenario: Any) -> str:
+    if isinstance(scenario, (str, Path)):
+        return Path(scenario).stem
+    if isinstance(scenario, Mapping):
+        return str(scenario.get("name", "scenario"))
+    return str(getattr(scenario, "name", "scenario"))
