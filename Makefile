@@ -7,9 +7,17 @@ STAMP   := $(VENV)/.deps-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup build demo test test-rust test-python bench clean
+.PHONY: setup system build demo test test-rust test-python bench clean
 
-setup: build
+setup: system build
+
+# Debian packages: headless Chromium and its WebDriver, for the report's browser test
+# (tests/test_report.py). Installed once; a no-op when both are on the PATH.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+system:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium chromium-driver; }
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

@@ -4,6 +4,8 @@
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
                  [--workers N] [--store DIR] [--out DIR] [--quiet]
+    aqmlab reproduce --list | ID [--fidelity quick|paper] [--out DIR] [--store DIR] [--cluster ...] [--workers N]
+    aqmlab report [--results DIR] [--out DIR]
     aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
 
 A mistake in the input prints one message naming the field on stderr and exits
@@ -196,6 +198,65 @@ def sweep(
         f"{len(result.runs)} runs ({result.computed} computed, {result.reused} from the store, {result.failed} failed); "
         f"tables: {directory}/sweep.parquet, {directory}/sweep_summary.parquet"
     )
+
+
+@app.command()
+def reproduce(
+    experiment: Optional[str] = typer.Argument(None, help="Experiment id, e.g. appenzeller.fig5_1 (see --list)."),
+    list_: bool = typer.Option(False, "--list", "-l", help="List the experiments and exit."),
+    fidelity: str = typer.Option("quick", "--fidelity", "-f", help="quick (minutes) or paper (the published parameters)."),
+    out: Path = typer.Option(Path("results") / "reproduce", "--out", "-o", help="Results root: writes OUT/FIDELITY/ID/."),
+    store: Path = typer.Option(Path("results") / "store", "--store", help="The result store (finished runs are reused)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+) -> None:
+    """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
+    from . import experiments
+
+    if list_:
+        for e in experiments.all_experiments():
+            typer.echo(f"{e.id:24} {e.title}\n{'':24} {e.source}")
+        return
+    if experiment is None:
+        raise UserError("give an experiment id, or --list to see them", "ID")
+    if workers is not None and workers < 1:
+        raise UserError(f"must be at least 1, got {workers}", "--workers")
+    rep = experiments.reproduce(
+        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet
+    )
+    if quiet:
+        return
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .report import COMPARISON_COLUMNS, comparison_rows
+
+    table = Table(title=f"{rep.experiment.id} ({fidelity}): the paper beside ours")
+    for c in COMPARISON_COLUMNS[:6]:
+        table.add_column(c, justify="right" if c in ("paper", "ours", "deviation") else "left")
+    for row in comparison_rows([asdict(c) for c in rep.comparisons]):
+        table.add_row(*row[:6])
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    typer.echo(
+        f"{rep.passed} of {len(rep.comparisons)} within tolerance; "
+        f"{rep.meta['runs_computed']} runs computed, {rep.meta['runs_from_store']} from the store, "
+        f"{rep.meta['wall_time_s']:.0f} s; written to {rep.directory}"
+    )
+
+
+@app.command()
+def report(
+    results: Path = typer.Option(Path("results") / "reproduce", "--results", "-r", help="Where `aqmlab reproduce` wrote."),
+    out: Path = typer.Option(Path("results") / "report", "--out", "-o", help="Output directory."),
+) -> None:
+    """Write report.html (self-contained) and report.md of every reproduced experiment."""
+    from .report import write_report
+
+    page = write_report(results, out)
+    typer.echo(f"report: {page} and {page.with_suffix('.md')}")
 
 
 def _print_sweep(result: Any) -> None:

@@ -141,6 +141,15 @@ def plan(
     return fields, tasks
 
 
+def make_task(scenario: Mapping[str, Any], point: int = 0, values: Mapping[str, Any] | None = None) -> Task:
+    """One run of a scenario given as a dict (as its TOML would read), for :class:`Runner`."""
+    from ..scenario import Scenario
+
+    s = Scenario.model_validate(dict(scenario))
+    resolved = s.resolve()
+    return Task(point, s.seed, dict(values or {}), s.to_dict(), resolved, _store.run_hash(resolved))
+
+
 # ---------------------------------------------------------------------------
 # executors
 
@@ -257,6 +266,75 @@ class _Progress:
 # the sweep
 
 
+class Runner:
+    """Runs tasks through the result store on an executor, one batch at a time.
+
+    A sweep is one batch; an experiment's bisection is a batch per round, on the
+    same executor. Runs already in the store are read, not run; a failed run is
+    recorded and does not stop the others. ``executor``, ``workers`` and
+    ``progress`` are as for :func:`sweep`. Use as a context manager (or ``close()``)."""
+
+    def __init__(
+        self, executor: Any = None, workers: int | None = None, store: str | Path | None = None, progress: Any = False
+    ) -> None:
+        self.spec, self.workers, self.progress = executor, workers, progress
+        self.root = Path(store if store is not None else DEFAULT_STORE).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._ex: _Executor | None = None
+        self.computed = 0  #: runs computed so far
+        self.reused = 0  #: runs found finished in the store so far
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._ex is not None:
+            self._ex.close()
+            self._ex = None
+
+    def run(self, tasks: list[Task], label: str) -> dict[str, dict[str, Any]]:
+        """The row of every task, by hash."""
+        by_hash: dict[str, Task] = {}
+        for t in tasks:
+            by_hash.setdefault(t.hash, t)
+        outcome: dict[str, dict[str, Any]] = {}
+        for h in by_hash:
+            if _store.entry_status(self.root / h) == "ok":
+                outcome[h] = _store.read_row(self.root / h)
+        self.reused += sum(1 for t in tasks if t.hash in outcome)
+        todo = [h for h in by_hash if h not in outcome]
+        if not todo:
+            return outcome
+        if self._ex is None:
+            local = self.spec is None
+            self._ex = _Executor(self.spec, min(self.workers or os.cpu_count() or 1, len(todo)) if local else self.workers)
+        ex = self._ex
+        extra = f" ({len(outcome)} already in the store)" if outcome else ""
+        bar = _Progress(len(todo), ex.workers, self.progress, f"{label}{extra}")
+        try:
+            futures = {ex.submit(_store.run_entry, by_hash[h].resolved, str(self.root), by_hash[h].scenario): h for h in todo}
+            pending = len(futures)
+            bar.update(pending)
+            for fut in ex.as_completed(list(futures)):
+                h = futures[fut]
+                try:
+                    row = fut.result()
+                except Exception as e:  # noqa: BLE001 - a worker died: record, go on
+                    row = {"hash": h, "status": "failed", "error": f"{type(e).__name__}: {e}", "summary": {}}
+                outcome[h] = row
+                self.computed += 1
+                pending -= 1
+                bar.done += 1
+                bar.failed += row["status"] != "ok"
+                bar.update(pending)
+        finally:
+            bar.close()
+        return outcome
+
+
 def sweep(
     scenario: Any,
     vary: Mapping[str, Iterable[Any] | str] | None = None,
@@ -278,45 +356,9 @@ def sweep(
 
     t0 = time.perf_counter()
     fields, tasks = plan(scenario, vary, seeds)
-    root = Path(store if store is not None else DEFAULT_STORE).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    by_hash: dict[str, list[Task]] = {}
-    for t in tasks:
-        by_hash.setdefault(t.hash, []).append(t)
-    outcome: dict[str, dict[str, Any]] = {}
-    for h in by_hash:
-        if _store.entry_status(root / h) == "ok":
-            outcome[h] = _store.read_row(root / h)
-    todo = [h for h in by_hash if h not in outcome]
-    reused_runs = sum(len(by_hash[h]) for h in outcome)
-    label = _name(scenario)
-    computed = 0
-    if todo:
-        ex = _Executor(executor, min(workers or os.cpu_count() or 1, len(todo)) if executor is None else workers)
-        extra = f" ({len(outcome)} already in the store)" if outcome else ""
-        bar = _Progress(len(todo), ex.workers, progress, f"sweep {label}{extra}")
-        try:
-            futures = {}
-            for h in todo:
-                t = by_hash[h][0]
-                futures[ex.submit(_store.run_entry, t.resolved, str(root), t.scenario)] = h
-            pending = len(futures)
-            bar.update(pending)
-            for fut in ex.as_completed(list(futures)):
-                h = futures[fut]
-                try:
-                    row = fut.result()
-                except Exception as e:  # noqa: BLE001 - a worker died: record, go on
-                    row = {"hash": h, "status": "failed", "error": f"{type(e).__name__}: {e}", "summary": {}}
-                outcome[h] = row
-                computed += 1
-                pending -= 1
-                bar.done += 1
-                bar.failed += row["status"] != "ok"
-                bar.update(pending)
-        finally:
-            bar.close()
-            ex.close()
+    with Runner(executor, workers, store, progress) as runner:
+        outcome = runner.run(tasks, f"sweep {_name(scenario)}")
+    root = runner.root
     rows = []
     for t in tasks:
         o = outcome[t.hash]
@@ -335,7 +377,13 @@ def sweep(
     runs = runs_table(fields, rows)
     summary = summary_table(runs, fields)
     return SweepResult(
-        runs, summary, fields, root, computed=computed, reused=reused_runs, timing={"wall_time_s": time.perf_counter() - t0}
+        runs,
+        summary,
+        fields,
+        root,
+        computed=runner.computed,
+        reused=runner.reused,
+        timing={"wall_time_s": time.perf_counter() - t0},
     )
 
 

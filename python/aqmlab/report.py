@@ -1,0 +1,249 @@
+"""``aqmlab report``: the reproduced experiments as one HTML page and one Markdown file.
+
+For every experiment directory under the results root (``<root>/<fidelity>/<id>/``, as
+``aqmlab reproduce`` writes them) the report gives its source and setup, its figure,
+the paper's values beside ours with the deviation and whether it is within
+tolerance, where we expect to differ and why, and the experiment's own table.
+
+``report.html`` is self-contained (figures inlined as data URIs, no script, no
+external resource); ``report.md`` refers to the figures copied next to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .errors import UserError
+
+
+@dataclass
+class Entry:
+    meta: dict[str, Any]
+    comparisons: list[dict[str, Any]]
+    timing: dict[str, Any]
+    table: pl.DataFrame
+    figure: Path
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.meta['fidelity']}-{self.meta['id']}".replace(".", "-")
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for c in self.comparisons if c["ok"])
+
+
+def collect(root: str | Path) -> list[Entry]:
+    """Every reproduced experiment under ``root``, paper fidelity first, then by id."""
+    root = Path(root)
+    if not root.is_dir():
+        raise UserError(f"no such directory: {root} (run `aqmlab reproduce ID` first)", "--results")
+    entries = []
+    for meta_path in sorted(root.glob("*/*/experiment.json")):
+        d = meta_path.parent
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            comparisons = json.loads((d / "comparison.json").read_text(encoding="utf-8"))
+            timing_path = d / "timing.json"
+            timing = json.loads(timing_path.read_text(encoding="utf-8")) if timing_path.exists() else {}
+            table = pl.read_parquet(d / "table.parquet")
+        except (OSError, ValueError) as e:
+            raise UserError(f"{d}: not a complete experiment directory ({e})", "--results") from None
+        entries.append(Entry(meta, comparisons, timing, table, d / "figure.png"))
+    if not entries:
+        raise UserError(f"no reproduced experiments under {root} (run `aqmlab reproduce ID` first)", "--results")
+    order = {"paper": 0, "quick": 1}
+    entries.sort(key=lambda e: (order.get(e.meta["fidelity"], 2), e.meta["id"]))
+    return entries
+
+
+def fmt(x: Any) -> str:
+    """A number as a reader wants it: 4 significant digits, integers whole, None as a dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3e}"
+        return f"{x:.4g}"
+    return str(x)
+
+
+def judged(c: dict[str, Any]) -> str:
+    from .experiments.core import Comparison
+
+    return Comparison(**c).judged()
+
+
+def _deviation(c: dict[str, Any]) -> str:
+    d = c["deviation"]
+    if d is None:
+        return "–"
+    if c["compare"] != "factor" and abs(d) < 1e-9:  # float noise of a mean of 1.0s
+        d = 0.0
+    return f"×{d:.3g}" if c["compare"] == "factor" else f"{d:+.3g}"
+
+
+COMPARISON_COLUMNS = ["quantity", "paper", "ours", "deviation", "test", "within", "the paper says", "source", "note"]
+
+
+def comparison_rows(comparisons: list[dict[str, Any]]) -> list[list[str]]:
+    """The paper beside ours, one row of strings per comparison (COMPARISON_COLUMNS)."""
+    rows = []
+    for c in comparisons:
+        rows.append(
+            [
+                c["quantity"], fmt(c["paper"]), fmt(c["ours"]), _deviation(c), judged(c), "yes" if c["ok"] else "NO",
+                c["paper_text"], c["source"], c["note"],
+            ]
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.88em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.ok td.verdict { color: #176117; font-weight: bold; } tr.fail td.verdict { color: #a11; font-weight: bold; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.meta { color: #555; font-size: 0.9em; }
+details { margin: 1em 0; }
+"""
+
+
+def _html_table(header: list[str], rows: list[list[str]], row_class: list[str] | None = None) -> str:
+    out = ["<table>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
+    for i, r in enumerate(rows):
+        cls = f' class="{row_class[i]}"' if row_class else ""
+        cells = []
+        for h, v in zip(header, r):
+            kind = "verdict" if h == "within" else "num" if h in ("paper", "ours", "deviation") else ""
+            cells.append(f'<td class="{kind}">{html.escape(v)}</td>' if kind else f"<td>{html.escape(v)}</td>")
+        out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _data_table(t: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
+    return list(t.columns), [[fmt(v) for v in row] for row in t.iter_rows()]
+
+
+def render_html(entries: list[Entry], title: str = "aqmlab: reproduced experiments") -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        '<table><tr><th>experiment</th><th>fidelity</th><th>within tolerance</th></tr>',
+    ]
+    for e in entries:
+        parts.append(
+            f'<tr><td><a href="#{e.anchor}">{html.escape(e.meta["id"])}</a></td>'
+            f"<td>{html.escape(e.meta['fidelity'])}</td><td>{e.passed} of {len(e.comparisons)}</td></tr>"
+        )
+    parts.append("</table>")
+    for e in entries:
+        m = e.meta
+        png = base64.b64encode(e.figure.read_bytes()).decode("ascii")
+        runs = e.timing.get("runs_computed", 0) + e.timing.get("runs_from_store", 0)
+        wall = e.timing.get("wall_time_s")
+        parts += [
+            f'<h2 id="{e.anchor}">{html.escape(m["id"])}: {html.escape(m["title"])}</h2>',
+            f'<p class="meta">Source: {html.escape(m["source"])}. Fidelity: <b>{html.escape(m["fidelity"])}</b>'
+            + (f"; {runs} runs, {wall:.0f} s of wall time on the machine that ran it" if wall is not None else "")
+            + f"; aqmlab {html.escape(str(m.get('aqmlab_version', '?')))}.</p>",
+            f"<p>{html.escape(m['summary'])}</p>",
+            f'<img src="data:image/png;base64,{png}" alt="figure of {html.escape(m["id"])}">',
+            "<h3>The paper beside ours</h3>",
+            _html_table(
+                COMPARISON_COLUMNS,
+                comparison_rows(e.comparisons),
+                ["ok" if c["ok"] else "fail" for c in e.comparisons],
+            ),
+        ]
+        if m.get("differences"):
+            parts.append(f"<p><b>Differences.</b> {html.escape(m['differences'])}</p>")
+        header, rows = _data_table(e.table)
+        parts += [
+            f"<details><summary>The experiment's table ({len(rows)} rows)</summary>",
+            _html_table(header, rows),
+            "</details>",
+        ]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+
+
+def _md_cell(v: str) -> str:
+    return v.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(entries: list[Entry], figures: dict[str, str], title: str = "aqmlab: reproduced experiments") -> str:
+    parts = [f"# {title}", "", _md_table(
+        ["experiment", "fidelity", "within tolerance"],
+        [[e.meta["id"], e.meta["fidelity"], f"{e.passed} of {len(e.comparisons)}"] for e in entries],
+    )]
+    for e in entries:
+        m = e.meta
+        wall = e.timing.get("wall_time_s")
+        parts += [
+            "",
+            f"## {m['id']}: {m['title']} ({m['fidelity']})",
+            "",
+            f"Source: {m['source']}." + (f" Wall time {wall:.0f} s." if wall is not None else ""),
+            "",
+            m["summary"],
+            "",
+            f"![{m['id']}]({figures[e.anchor]})",
+            "",
+            _md_table(COMPARISON_COLUMNS, comparison_rows(e.comparisons)),
+        ]
+        if m.get("differences"):
+            parts += ["", f"**Differences.** {m['differences']}"]
+        header, rows = _data_table(e.table)
+        parts += ["", "<details><summary>The experiment's table</summary>", "", _md_table(header, rows), "", "</details>"]
+    return "\n".join(parts) + "\n"
+
+
+def write_report(results: str | Path = Path("results") / "reproduce", out: str | Path = Path("results") / "report") -> Path:
+    """Write ``report.html``, ``report.md`` and ``figures/`` to ``out``; returns the HTML path."""
+    entries = collect(results)
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    figures = {}
+    for e in entries:
+        name = f"figures/{e.anchor}.png"
+        shutil.copyfile(e.figure, out / name)
+        figures[e.anchor] = name
+    (out / "report.md").write_text(render_markdown(entries, figures), encoding="utf-8")
+    page = out / "report.html"
+    page.write_text(render_html(entries), encoding="utf-8")
+    return page
