@@ -66,6 +66,16 @@ def collect(root: str | Path) -> list[Entry]:
     return entries
 
 
+def runs_line(e: Entry) -> str:
+    """How many runs, and how many of them this reproduction computed (the rest came
+    from the store, so its wall time says little about the experiment's cost)."""
+    t = e.timing
+    if not t:
+        return "runs: not recorded"
+    computed, stored = t.get("runs_computed", 0), t.get("runs_from_store", 0)
+    return f"{computed + stored} runs, {computed} computed by the last reproduction in {t.get('wall_time_s', 0):.0f} s, {stored} read from the store"
+
+
 def fmt(x: Any) -> str:
     """A number as a reader wants it: 4 significant digits, integers whole, None as a dash."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -164,13 +174,10 @@ def render_html(entries: list[Entry], title: str = "aqmlab: reproduced experimen
     for e in entries:
         m = e.meta
         png = base64.b64encode(e.figure.read_bytes()).decode("ascii")
-        runs = e.timing.get("runs_computed", 0) + e.timing.get("runs_from_store", 0)
-        wall = e.timing.get("wall_time_s")
         parts += [
             f'<h2 id="{e.anchor}">{html.escape(m["id"])}: {html.escape(m["title"])}</h2>',
-            f'<p class="meta">Source: {html.escape(m["source"])}. Fidelity: <b>{html.escape(m["fidelity"])}</b>'
-            + (f"; {runs} runs, {wall:.0f} s of wall time on the machine that ran it" if wall is not None else "")
-            + f"; aqmlab {html.escape(str(m.get('aqmlab_version', '?')))}.</p>",
+            f'<p class="meta">Source: {html.escape(m["source"])}. Fidelity: <b>{html.escape(m["fidelity"])}</b>; '
+            f"{html.escape(runs_line(e))}; aqmlab {html.escape(str(m.get('aqmlab_version', '?')))}.</p>",
             f"<p>{html.escape(m['summary'])}</p>",
             f'<img src="data:image/png;base64,{png}" alt="figure of {html.escape(m["id"])}">',
             "<h3>The paper beside ours</h3>",
@@ -213,12 +220,11 @@ def render_markdown(entries: list[Entry], figures: dict[str, str], title: str = 
     )]
     for e in entries:
         m = e.meta
-        wall = e.timing.get("wall_time_s")
         parts += [
             "",
             f"## {m['id']}: {m['title']} ({m['fidelity']})",
             "",
-            f"Source: {m['source']}." + (f" Wall time {wall:.0f} s." if wall is not None else ""),
+            f"Source: {m['source']}. {runs_line(e).capitalize()}.",
             "",
             m["summary"],
             "",
