@@ -335,7 +335,19 @@ def _min_buffers(exp_id: str, runner: Any, p: MinBufferParams) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-class Fig34(Experiment):
+#: The OC3 setup of Figs 3.4 and 5.2: quick (30 s measured, one seed) and paper.
+OC3_QUICK = LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=30, seeds=1)
+OC3_PAPER = LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=120, seeds=5)
+
+
+class MinBufferExperiment(Experiment):
+    """An experiment whose table is the minimum buffer per (n, target)."""
+
+    def measure(self, runner: Any, p: MinBufferParams) -> pl.DataFrame:
+        return _min_buffers(self.id, runner, p)
+
+
+class Fig34(MinBufferExperiment):
     id = "appenzeller.fig3_4"
     title = "Minimum buffer for 95% utilization against the number of flows (Fig 3.4)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 3.4, section 3.2; digest 003 E3.4, R5"
@@ -354,17 +366,14 @@ class Fig34(Experiment):
     )
     fidelities = {
         "quick": MinBufferParams(
-            LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=30, seeds=1),
+            OC3_QUICK,
             flows=(5, 50, 200), targets=(0.95,), precision=0.1,
         ),
         "paper": MinBufferParams(
-            LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=120, seeds=5),
+            OC3_PAPER,
             flows=(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 250, 300), targets=(0.95,), precision=0.02,
         ),
     }
-
-    def measure(self, runner: Any, p: MinBufferParams) -> pl.DataFrame:
-        return _min_buffers(self.id, runner, p)
 
     def findings(self, t: pl.DataFrame, p: MinBufferParams) -> dict[str, float | None]:
         return {f"min_buffer_n{r['flows']}": r["min_buffer"] for r in t.iter_rows(named=True)}
@@ -428,7 +437,7 @@ class Fig34(Experiment):
         return p.setup.scenario(n, math.ceil(sqrt_n_buffer(p.setup.bdp, n)), 1)
 
 
-class Fig52(Experiment):
+class Fig52(MinBufferExperiment):
     id = "appenzeller.fig5_2"
     title = "Minimum buffer for 98, 99, 99.5 and 99.9% utilization on OC3 (Fig 5.2 top)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.2 top, section 5.2.2; digest 003 E5.2a, R8"
@@ -448,17 +457,14 @@ class Fig52(Experiment):
     )
     fidelities = {
         "quick": MinBufferParams(
-            LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=30, seeds=1),
+            OC3_QUICK,
             flows=(100, 400), targets=(0.98, 0.99, 0.995, 0.999), precision=0.1,
         ),
         "paper": MinBufferParams(
-            LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=120, seeds=5),
+            OC3_PAPER,
             flows=(50, 100, 150, 200, 300, 400, 500), targets=(0.98, 0.99, 0.995, 0.999), precision=0.02,
         ),
     }
-
-    def measure(self, runner: Any, p: MinBufferParams) -> pl.DataFrame:
-        return _min_buffers(self.id, runner, p)
 
     def _at(self, t: pl.DataFrame, n: int, target: float) -> float | None:
         return t.filter((pl.col("flows") == n) & (pl.col("target") == target))["min_buffer"].item()
