@@ -1,18 +1,27 @@
 """Whole-run benchmarks: print figures, never fail on a noisy machine.
 
-    python bench/run.py [--scenario scenarios/bench-dumbbell-1000.toml] [--repeat 3]
+    python bench/run.py                      # the foundation case (bench-dumbbell-1000)
+    python bench/run.py --case backbone-50k  # one case; --all for every case
+    python bench/run.py --all --repeat 1 --json bench/results.json
 
-Each repeat runs the scenario in a fresh child process through the public
-Python API (``aqmlab.run``) and reports the core's wall time (the simulation
-only, not scenario resolution or result conversion), data packets delivered
-per wall second, events per second, and memory: the child's peak RSS, and the
-growth of its RSS across the run set against the budget of 1 KB per flow
-plus 100 B per packet at the peak number in flight. The best of the repeats
-is reported (the least disturbed by other work on the machine).
+The cases are the scenarios ``scenarios/bench-<case>.toml``: the 1 Gb/s, 1,000-flow
+DropTail dumbbell and the same with QSDRR; seed 003's backbones (2.5 Gb/s with
+10,000 flows, 10 Gb/s with 50,000); seed 000's main case (500 Mb/s, 100 flows)
+with DropTail, RED and QSDRR; and a short-flow workload (Poisson arrivals of
+Pareto-sized flows at 80% of 1 Gb/s).
 
-If ``bench/ns3/reference/<case>.json`` exists (written by
-``bench/ns3/run_reference.py``), the same scenario's ns-3 figure is printed
-beside ours with the ratio.
+Each repeat runs the scenario in a fresh child process through the public Python
+API (``aqmlab.run``) and reports the core's wall time (the simulation only, not
+scenario resolution or result conversion), data packets delivered and all packets
+(data, ACK and SYN) injected per wall second, events per second, and memory: the
+child's peak RSS, the growth of its RSS across the run (the core's own memory),
+that growth per flow, and the growth set against the budget of 1 KB per flow plus
+100 B per packet at the peak number in flight. The best of the repeats is
+reported (the least disturbed by other work on the machine).
+
+If ``bench/ns3/reference/<ns-3 case>_reno.json`` exists (written by
+``bench/ns3/run_reference.py``), the same scenario's ns-3 figure is printed beside
+ours with the ratio.
 """
 
 from __future__ import annotations
@@ -58,45 +67,101 @@ def machine() -> str:
 
 
 def run_once(scenario: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(scenario)], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(scenario)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{scenario}: the benchmark run failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+#: case -> the ns-3 reference of the same scenario (bench/ns3/run_reference.py --case ...)
+NS3 = {"dumbbell-1000": "dumbbell1000", "backbone-10k": "backbone10k", "backbone-50k": "backbone50k"}
+
+
+def cases() -> list[str]:
+    return sorted(p.stem.removeprefix("bench-") for p in (ROOT / "scenarios").glob("bench-*.toml"))
+
+
+def measure(case: str, repeat: int) -> dict:
+    """Run a case ``repeat`` times; the figures of the best run."""
+    scenario = ROOT / "scenarios" / f"bench-{case}.toml"
+    runs = [run_once(scenario) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r["timing"]["wall_time_s"])
+    s, wall = best["summary"], best["timing"]["wall_time_s"]
+    grown_kb = best["peak_rss_kb"] - best["rss_before_kb"]
+    out = {
+        "case": case,
+        "scenario": str(scenario.relative_to(ROOT)),
+        "simulated_s": s["duration_s"],
+        "flows": s["flows"],
+        "utilization": s["bottleneck_utilization"],
+        "wall_s": wall,
+        "wall_s_runs": [r["timing"]["wall_time_s"] for r in runs],
+        "api_wall_s": best["api_wall_s"],
+        "data_packets": s["data_packets_delivered"],
+        "data_packets_per_s": s["data_packets_delivered"] / wall,
+        "packets": s["packets_injected"],
+        "packets_per_s": s["packets_injected"] / wall,
+        "events": s["events"],
+        "events_per_s": s["events"] / wall,
+        "peak_rss_mib": best["peak_rss_kb"] / 1024,
+        "rss_growth_mib": grown_kb / 1024,
+        "rss_growth_per_flow_b": grown_kb * 1024 / s["flows"],
+        "peak_in_flight": s["peak_packets_in_flight"],
+        "budget_mib": (1024 * s["flows"] + 100 * s["peak_packets_in_flight"]) / 1024 / 1024,
+    }
+    ref = ROOT / "bench" / "ns3" / "reference" / f"{NS3.get(case, '-')}_reno.json"
+    if ref.exists():
+        r = json.loads(ref.read_text())
+        out["ns3"] = {
+            "data_packets": r["results"]["data_packets_delivered"],
+            "wall_s": r["results"]["wall_time_run_s"],
+            "simulated_s": r["params"]["duration_s"],
+            "peak_rss_mb": r["results"]["peak_rss_mb"],
+            "data_packets_per_s": r["results"]["data_packets_delivered"] / r["results"]["wall_time_run_s"],
+        }
+        out["ratio_to_ns3"] = out["data_packets_per_s"] / out["ns3"]["data_packets_per_s"]
+    return out
+
+
+def report(f: dict) -> None:
+    print(f"case         {f['case']} ({f['scenario']})")
+    print(f"simulated    {f['simulated_s']:.0f} s, {f['flows']:,} flows, bottleneck utilization {f['utilization']:.4f}")
+    print(f"wall time    {f['wall_s']:.2f} s in the core (best of {len(f['wall_s_runs'])}: "
+          + ", ".join(f"{w:.2f}" for w in f["wall_s_runs"]) + f"); {f['api_wall_s']:.2f} s through aqmlab.run")
+    print(f"delivered    {f['data_packets']:,} data packets: {f['data_packets_per_s'] / 1e6:.2f} M per wall second")
+    print(f"packets      {f['packets']:,} injected (data, ACK, SYN): {f['packets_per_s'] / 1e6:.2f} M per wall second")
+    print(f"events       {f['events']:,}: {f['events_per_s'] / 1e6:.2f} M per wall second")
+    print(f"memory       peak RSS {f['peak_rss_mib']:.1f} MiB (Python, polars and the core); grew "
+          f"{f['rss_growth_mib']:.1f} MiB during the run = {f['rss_growth_per_flow_b']:,.0f} B per flow")
+    print(f"             budget 1 KB x {f['flows']:,} flows + 100 B x {f['peak_in_flight']:,} packets at peak in flight = "
+          f"{f['budget_mib']:.1f} MiB; growth/budget = {f['rss_growth_mib'] / f['budget_mib']:.2f}")
+    if "ns3" in f:
+        n = f["ns3"]
+        print(f"ns-3         {n['data_packets']:,} data packets in {n['wall_s']:.1f} s of wall time "
+              f"({n['simulated_s']} s simulated; {n['peak_rss_mb']:.0f} MB peak RSS): "
+              f"{n['data_packets_per_s'] / 1e3:.1f} k per wall second")
+        print(f"ratio        aqmlab / ns-3 = {f['ratio_to_ns3']:.0f}x in data packets delivered per wall second")
+    elif f["case"] in NS3:
+        print(f"ns-3         no reference (run bench/ns3/run_reference.py --case {NS3[f['case']]})")
+    print()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenario", type=Path, default=ROOT / "scenarios" / "bench-dumbbell-1000.toml")
+    ap.add_argument("--case", action="append", choices=cases(), help="a case (repeatable; default dumbbell-1000)")
+    ap.add_argument("--all", action="store_true", help="every case")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--ns3", type=Path, default=ROOT / "bench" / "ns3" / "reference" / "dumbbell1000_reno.json")
+    ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = ap.parse_args()
 
-    runs = [run_once(args.scenario) for _ in range(args.repeat)]
-    best = min(runs, key=lambda r: r["timing"]["wall_time_s"])
-    s, wall = best["summary"], best["timing"]["wall_time_s"]
-    flows, in_flight = s["flows"], s["peak_packets_in_flight"]
-    grown_kb = best["peak_rss_kb"] - best["rss_before_kb"]
-    budget_kb = (1024 * flows + 100 * in_flight) / 1024
-    pps = s["data_packets_delivered"] / wall
-
-    print(f"machine      {machine()}")
-    print(f"scenario     {args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT) else args.scenario}")
-    print(f"simulated    {s['duration_s']:.0f} s, {flows} flows, bottleneck utilization {s['bottleneck_utilization']:.4f}")
-    print(f"wall time    {wall:.2f} s in the core (best of {len(runs)}: "
-          + ", ".join(f"{r['timing']['wall_time_s']:.2f}" for r in runs) + f"); {best['api_wall_s']:.2f} s through aqmlab.run")
-    print(f"delivered    {s['data_packets_delivered']:,} data packets: {pps / 1e6:.2f} M per wall second")
-    print(f"events       {s['events']:,}: {s['events'] / wall / 1e6:.2f} M per wall second")
-    print(f"memory       peak RSS {best['peak_rss_kb'] / 1024:.1f} MiB (Python, polars and the core); "
-          f"grew {grown_kb / 1024:.1f} MiB during the run")
-    print(f"             budget 1 KB x {flows} flows + 100 B x {in_flight:,} packets at peak in flight = "
-          f"{budget_kb / 1024:.1f} MiB; growth/budget = {grown_kb / budget_kb:.2f}")
-    if args.ns3.exists():
-        ref = json.loads(args.ns3.read_text())
-        r, p = ref["results"], ref["params"]
-        ns3_pps = r["data_packets_delivered"] / r["wall_time_run_s"]
-        print(f"ns-3         {r['data_packets_delivered']:,} data packets in {r['wall_time_run_s']:.1f} s of wall time "
-              f"({p['duration_s']} s simulated; {r['peak_rss_mb']:.0f} MB peak RSS): {ns3_pps / 1e3:.1f} k per wall second")
-        print(f"ratio        aqmlab / ns-3 = {pps / ns3_pps:.0f}x in data packets delivered per wall second")
-    else:
-        print(f"ns-3         no reference at {args.ns3} (run bench/ns3/run_reference.py --case dumbbell1000)")
+    chosen = cases() if args.all else (args.case or ["dumbbell-1000"])
+    print(f"machine      {machine()}\n")
+    figures = []
+    for case in chosen:
+        figures.append(measure(case, args.repeat))
+        report(figures[-1])
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), "cases": figures}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,16 @@ CASES = {
         n=1000, bottleneckRate="1Gbps", bottleneckDelay="10ms", accessRate="10Gbps",
         bufferPkts=290, startSpread=2.0, duration=20.0, warmup=5.0,
     ),
+    # Seed 003's backbones (scenarios/bench-backbone-*.toml): ns-3 needs hours for the
+    # full runs, so they are run with --duration and compared in packets per wall second.
+    "backbone10k": dict(
+        n=10000, bottleneckRate="2.5Gbps", bottleneckDelay="24ms", accessRate="100Gbps",
+        bufferPkts=316, startSpread=2.0, duration=20.0, warmup=5.0,
+    ),
+    "backbone50k": dict(
+        n=50000, bottleneckRate="10Gbps", bottleneckDelay="24ms", accessRate="100Gbps",
+        bufferPkts=565, startSpread=2.0, duration=60.0, warmup=5.0,
+    ),
 }
 
 
