@@ -331,6 +331,12 @@ impl Simulation {
         let now = self.now;
         packet.enqueued_at = now;
         let link = &mut self.links[l];
+        // An idle link behind an empty FIFO (every access link, nearly
+        // always) sends the packet at once: skip the buffer.
+        if link.busy_until <= now && !link.tx_scheduled && link.qdisc.pass_through(&packet) {
+            self.send(l, packet);
+            return;
+        }
         link.qdisc.enqueue(packet, now, &mut self.verdicts);
         self.settle_drops();
         let link = &mut self.links[l];
@@ -357,6 +363,22 @@ impl Simulation {
             self.schedule_qdisc_wake(l);
             return;
         };
+        self.send(l, packet);
+        let link = &mut self.links[l];
+        if link.qdisc.backlog().packets > 0 {
+            link.tx_scheduled = true;
+            let done = link.busy_until;
+            self.events.schedule(done, Event::TxDone(l as u32));
+        }
+        self.settle_drops();
+        self.schedule_qdisc_wake(l);
+    }
+
+    /// Start serializing `packet` onto link `l` now; it then propagates.
+    #[inline]
+    fn send(&mut self, l: usize, packet: SimPacket) {
+        let now = self.now;
+        let link = &mut self.links[l];
         if link.monitor && self.warmed_up {
             self.link_records[l].delays.record(now - packet.enqueued_at);
         }
@@ -368,12 +390,6 @@ impl Simulation {
         if was_empty {
             self.events.schedule(arrive, Event::PipeHead(l as u32));
         }
-        if link.qdisc.backlog().packets > 0 {
-            link.tx_scheduled = true;
-            self.events.schedule(done, Event::TxDone(l as u32));
-        }
-        self.settle_drops();
-        self.schedule_qdisc_wake(l);
     }
 
     fn pipe_head(&mut self, l: usize) {
