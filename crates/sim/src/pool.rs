@@ -52,15 +52,7 @@ impl<T: Copy> Default for Pool<T> {
 impl<T: Copy> Pool<T> {
     #[inline]
     pub fn push_back(&mut self, list: &mut List, item: T) {
-        let i = if self.free != NIL {
-            let i = self.free;
-            self.free = self.nodes[i as usize].next;
-            self.nodes[i as usize] = Node { item, next: NIL };
-            i
-        } else {
-            self.nodes.push(Node { item, next: NIL });
-            (self.nodes.len() - 1) as u32
-        };
+        let i = self.alloc(Node { item, next: NIL });
         if list.tail == NIL {
             list.head = i;
         } else {
@@ -68,7 +60,33 @@ impl<T: Copy> Pool<T> {
         }
         list.tail = i;
         list.len += 1;
+    }
+
+    /// Push at the head: touches only the list's header and the new node,
+    /// for lists whose order does not matter (calendar slots, sorted later).
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, item: T) {
+        let i = self.alloc(Node { item, next: list.head });
+        if list.tail == NIL {
+            list.tail = i;
+        }
+        list.head = i;
+        list.len += 1;
+    }
+
+    /// A node from the free list, or a new one.
+    #[inline]
+    fn alloc(&mut self, node: Node<T>) -> u32 {
         self.live += 1;
+        if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
     }
 
     #[inline]
@@ -127,5 +145,18 @@ mod tests {
         assert!(a.is_empty());
         assert_eq!(pool.live(), 4);
         assert_eq!(b.len(), 4);
+    }
+
+    #[test]
+    fn push_front_stacks() {
+        let mut pool = Pool::default();
+        let mut a = List::default();
+        for i in 0..3 {
+            pool.push_front(&mut a, i);
+        }
+        pool.push_back(&mut a, 9);
+        let all: Vec<_> = std::iter::from_fn(|| pool.pop_front(&mut a)).collect();
+        assert_eq!(all, vec![2, 1, 0, 9]);
+        assert_eq!(pool.live(), 0);
     }
 }
