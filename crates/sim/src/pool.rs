@@ -89,9 +89,10 @@ impl<T: Copy> Pool<T> {
         }
     }
 
+    /// The last item of `list`.
     #[inline]
-    pub fn front<'a>(&'a self, list: &List) -> Option<&'a T> {
-        (list.head != NIL).then(|| &self.nodes[list.head as usize].item)
+    pub fn back_mut<'a>(&'a mut self, list: &List) -> Option<&'a mut T> {
+        (list.tail != NIL).then(|| &mut self.nodes[list.tail as usize].item)
     }
 
     #[inline]

@@ -101,7 +101,7 @@ pub struct Simulation {
     pub links: Vec<Link>,
     pub link_records: Vec<LinkRecord>,
     /// Every packet propagating on any link.
-    pub pipes: Pool<(Time, SimPacket)>,
+    pub pipes: Pool<SimPacket>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
     pub groups: Vec<String>,
@@ -329,7 +329,7 @@ impl Simulation {
 
     fn enqueue(&mut self, l: usize, mut packet: SimPacket) {
         let now = self.now;
-        packet.enqueued_at = now;
+        packet.at = now;
         let link = &mut self.links[l];
         // An idle link behind an empty FIFO (every access link, nearly
         // always) sends the packet at once: skip the buffer.
@@ -380,23 +380,25 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         if link.monitor && self.warmed_up {
-            self.link_records[l].delays.record(now - packet.enqueued_at);
+            self.link_records[l].delays.record(now - packet.at);
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
         let arrive = done + link.delay;
-        let was_empty = link.pipe.is_empty();
-        self.pipes.push_back(&mut link.pipe, (arrive, packet));
-        if was_empty {
-            self.events.schedule(arrive, Event::PipeHead(l as u32));
+        match self.pipes.back_mut(&link.pipe) {
+            // The packet ahead keeps this one's arrival time, so that its
+            // own arrival schedules the next without reading a cold node.
+            Some(ahead) => ahead.at = arrive,
+            None => self.events.schedule(arrive, Event::PipeHead(l as u32)),
         }
+        self.pipes.push_back(&mut link.pipe, packet);
     }
 
     fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
-        let (_, mut packet) = self.pipes.pop_front(&mut link.pipe).expect("pipe head event with an empty pipe");
-        if let Some(&(next, _)) = self.pipes.front(&link.pipe) {
-            self.events.schedule(next, Event::PipeHead(l as u32));
+        let mut packet = self.pipes.pop_front(&mut link.pipe).expect("pipe head event with an empty pipe");
+        if !link.pipe.is_empty() {
+            self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         packet.hop += 1;
         match self.routes.link(packet.route, packet.hop) {
@@ -624,7 +626,7 @@ impl Simulation {
         };
         let packet = SimPacket {
             stamp: now,
-            enqueued_at: now,
+            at: now,
             flow: f,
             route: 0,
             seq: udp.seq,
