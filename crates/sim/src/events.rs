@@ -90,7 +90,7 @@ impl Default for EventQueue {
 impl EventQueue {
     /// Schedule `event` at `time`, which must not be before the last popped
     /// event's time.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.scheduled += 1;
         let entry = Entry { time, order: self.scheduled, event };
@@ -107,7 +107,7 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put_on_wheel(&mut self, slot: u64, entry: Entry) {
         let i = (slot & MASK) as usize;
         self.pool.push_front(&mut self.slots[i], entry);
@@ -139,11 +139,9 @@ impl EventQueue {
             self.pull_far();
             let i = (next & MASK) as usize;
             self.occupied[i >> 6] &= !(1 << (i & 63));
-            let mut list = std::mem::take(&mut self.slots[i]);
+            let list = std::mem::take(&mut self.slots[i]);
             self.on_wheel -= list.len();
-            while let Some(e) = self.pool.pop_front(&mut list) {
-                self.current.push(e);
-            }
+            self.pool.take_all(list, &mut self.current);
             if !self.current.is_empty() {
                 self.current.sort_unstable_by(|a, b| b.cmp(a));
                 return true;

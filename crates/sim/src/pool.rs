@@ -114,6 +114,23 @@ impl<T: Copy> Pool<T> {
         Some(item)
     }
 
+    /// Append every item of `list` to `out`, in list order, and free its
+    /// nodes all at once (the list is spliced onto the free list).
+    pub fn take_all(&mut self, list: List, out: &mut Vec<T>) {
+        if list.head == NIL {
+            return;
+        }
+        let mut i = list.head;
+        while i != NIL {
+            let node = &self.nodes[i as usize];
+            out.push(node.item);
+            i = node.next;
+        }
+        self.nodes[list.tail as usize].next = self.free;
+        self.free = list.head;
+        self.live -= list.len as usize;
+    }
+
     /// Items alive in all lists.
     pub fn live(&self) -> usize {
         self.live
@@ -159,5 +176,24 @@ mod tests {
         let all: Vec<_> = std::iter::from_fn(|| pool.pop_front(&mut a)).collect();
         assert_eq!(all, vec![2, 1, 0, 9]);
         assert_eq!(pool.live(), 0);
+    }
+
+    #[test]
+    fn take_all_frees_every_node() {
+        let mut pool = Pool::default();
+        let (mut a, mut b) = (List::default(), List::default());
+        for i in 0..4 {
+            pool.push_back(&mut a, i);
+        }
+        let mut out = vec![-1];
+        pool.take_all(std::mem::take(&mut a), &mut out);
+        assert_eq!(out, vec![-1, 0, 1, 2, 3]);
+        assert_eq!(pool.live(), 0);
+        for i in 0..4 {
+            pool.push_back(&mut b, i); // all from the free list
+        }
+        assert_eq!(pool.capacity(), 4);
+        pool.take_all(b, &mut out);
+        assert_eq!(out.len(), 9);
     }
 }

@@ -375,7 +375,7 @@ impl Simulation {
     }
 
     /// Start serializing `packet` onto link `l` now; it then propagates.
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
         let link = &mut self.links[l];
