@@ -14,7 +14,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::pool::{List, Pool};
+use crate::pool::{Bag, Pool};
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
@@ -58,7 +58,7 @@ pub struct EventQueue {
     /// Unsorted events per slot; slot `k` holds times in
     /// `[k << SLOT_BITS, (k + 1) << SLOT_BITS)` modulo the wheel. The lists
     /// share one pool, so memory follows the most events ever pending.
-    slots: Vec<List>,
+    slots: Vec<Bag>,
     pool: Pool<Entry>,
     /// One bit per slot: non-empty.
     occupied: Vec<u64>,
@@ -75,7 +75,7 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         Self {
-            slots: vec![List::default(); SLOTS],
+            slots: vec![Bag::default(); SLOTS],
             pool: Pool::default(),
             occupied: vec![0; SLOTS / 64],
             current: Vec::new(),
@@ -110,7 +110,7 @@ impl EventQueue {
     #[inline(always)]
     fn put_on_wheel(&mut self, slot: u64, entry: Entry) {
         let i = (slot & MASK) as usize;
-        self.pool.push_front(&mut self.slots[i], entry);
+        self.pool.put(&mut self.slots[i], entry);
         self.occupied[i >> 6] |= 1 << (i & 63);
         self.on_wheel += 1;
     }
@@ -139,9 +139,8 @@ impl EventQueue {
             self.pull_far();
             let i = (next & MASK) as usize;
             self.occupied[i >> 6] &= !(1 << (i & 63));
-            let list = std::mem::take(&mut self.slots[i]);
-            self.on_wheel -= list.len();
-            self.pool.take_all(list, &mut self.current);
+            let bag = std::mem::take(&mut self.slots[i]);
+            self.on_wheel -= self.pool.take_all(bag, &mut self.current);
             if !self.current.is_empty() {
                 self.current.sort_unstable_by(|a, b| b.cmp(a));
                 return true;

@@ -1,8 +1,9 @@
-//! Many FIFO lists in one arena. Every propagation pipe (and every calendar
-//! slot) is a list of indices into a shared pool of nodes with a free list,
-//! so memory follows the most items ever alive at once in the whole network,
-//! not the sum of each list's own peak, as one growable buffer per list
-//! would. Push and pop are O(1) and allocate nothing once the pool is warm.
+//! Many lists in one arena. Every propagation pipe is a FIFO [`List`] and
+//! every calendar slot an unordered [`Bag`] of indices into a shared pool of
+//! nodes with a free list, so memory follows the most items ever alive at
+//! once in the whole network, not the sum of each list's own peak, as one
+//! growable buffer per list would. Push and pop are O(1) and allocate
+//! nothing once the pool is warm.
 
 const NIL: u32 = u32::MAX;
 
@@ -37,6 +38,20 @@ impl List {
     }
 }
 
+/// A list whose order does not matter (a calendar slot, sorted when it is
+/// drained): only a head, 4 bytes, and a push touches nothing but the new
+/// node.
+#[derive(Clone, Copy, Debug)]
+pub struct Bag {
+    head: u32,
+}
+
+impl Default for Bag {
+    fn default() -> Self {
+        Self { head: NIL }
+    }
+}
+
 pub struct Pool<T> {
     nodes: Vec<Node<T>>,
     free: u32,
@@ -62,16 +77,9 @@ impl<T: Copy> Pool<T> {
         list.len += 1;
     }
 
-    /// Push at the head: touches only the list's header and the new node,
-    /// for lists whose order does not matter (calendar slots, sorted later).
     #[inline]
-    pub fn push_front(&mut self, list: &mut List, item: T) {
-        let i = self.alloc(Node { item, next: list.head });
-        if list.tail == NIL {
-            list.tail = i;
-        }
-        list.head = i;
-        list.len += 1;
+    pub fn put(&mut self, bag: &mut Bag, item: T) {
+        bag.head = self.alloc(Node { item, next: bag.head });
     }
 
     /// A node from the free list, or a new one.
@@ -114,21 +122,22 @@ impl<T: Copy> Pool<T> {
         Some(item)
     }
 
-    /// Append every item of `list` to `out`, in list order, and free its
-    /// nodes all at once (the list is spliced onto the free list).
-    pub fn take_all(&mut self, list: List, out: &mut Vec<T>) {
-        if list.head == NIL {
-            return;
-        }
-        let mut i = list.head;
+    /// Move every item of `bag` to the end of `out` and return how many
+    /// there were; the nodes go back to the free list in one splice.
+    pub fn take_all(&mut self, bag: Bag, out: &mut Vec<T>) -> usize {
+        let (mut i, mut last, mut n) = (bag.head, NIL, 0);
         while i != NIL {
             let node = &self.nodes[i as usize];
             out.push(node.item);
-            i = node.next;
+            (last, i) = (i, node.next);
+            n += 1;
         }
-        self.nodes[list.tail as usize].next = self.free;
-        self.free = list.head;
-        self.live -= list.len as usize;
+        if last != NIL {
+            self.nodes[last as usize].next = self.free;
+            self.free = bag.head;
+        }
+        self.live -= n;
+        n
     }
 
     /// Items alive in all lists.
@@ -166,34 +175,24 @@ mod tests {
     }
 
     #[test]
-    fn push_front_stacks() {
+    fn bags_share_the_pool_with_lists() {
         let mut pool = Pool::default();
-        let mut a = List::default();
-        for i in 0..3 {
-            pool.push_front(&mut a, i);
-        }
-        pool.push_back(&mut a, 9);
-        let all: Vec<_> = std::iter::from_fn(|| pool.pop_front(&mut a)).collect();
-        assert_eq!(all, vec![2, 1, 0, 9]);
-        assert_eq!(pool.live(), 0);
-    }
-
-    #[test]
-    fn take_all_frees_every_node() {
-        let mut pool = Pool::default();
-        let (mut a, mut b) = (List::default(), List::default());
+        let (mut bag, mut list) = (Bag::default(), List::default());
         for i in 0..4 {
-            pool.push_back(&mut a, i);
+            pool.put(&mut bag, i);
         }
+        pool.push_back(&mut list, 10);
         let mut out = vec![-1];
-        pool.take_all(std::mem::take(&mut a), &mut out);
+        assert_eq!(pool.take_all(std::mem::take(&mut bag), &mut out), 4);
+        out[1..].sort();
         assert_eq!(out, vec![-1, 0, 1, 2, 3]);
-        assert_eq!(pool.live(), 0);
+        assert_eq!(pool.live(), 1);
         for i in 0..4 {
-            pool.push_back(&mut b, i); // all from the free list
+            pool.put(&mut bag, i); // all from the free list
         }
-        assert_eq!(pool.capacity(), 4);
-        pool.take_all(b, &mut out);
-        assert_eq!(out.len(), 9);
+        assert_eq!(pool.capacity(), 5);
+        assert_eq!(pool.take_all(bag, &mut out), 4);
+        assert_eq!(pool.take_all(Bag::default(), &mut out), 0);
+        assert_eq!(pool.pop_front(&mut list), Some(10));
     }
 }
