@@ -46,9 +46,10 @@ pub struct UdpFlow {
     pub bytes_sent: u64,
 }
 
+/// Both boxed: a flow's inline part stays small whichever it is.
 pub enum Transport {
     Tcp(Box<TcpFlow>),
-    Udp(UdpFlow),
+    Udp(Box<UdpFlow>),
 }
 
 pub struct Flow {
@@ -132,9 +133,8 @@ impl Simulation {
                 name: l.name,
                 from: l.from,
                 to: l.to,
-                delays: Default::default(),
                 at_warmup: Default::default(),
-                departed_at_sample: 0,
+                monitored: l.monitor.then(Default::default),
             });
         }
         let mut sim = Simulation {
@@ -214,7 +214,7 @@ impl Simulation {
                         packets_sent: 0,
                         bytes_sent: 0,
                     };
-                    self.add_flow(group, route, *start_ns, None, Transport::Udp(udp));
+                    self.add_flow(group, route, *start_ns, None, Transport::Udp(Box::new(udp)));
                 }
             }
         }
@@ -380,7 +380,7 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         if link.monitor && self.warmed_up {
-            self.link_records[l].delays.record(now - packet.at);
+            self.link_records[l].monitored().delays.record(now - packet.at);
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
@@ -709,11 +709,12 @@ impl Simulation {
             let departed = link.qdisc.stats().departure_bytes;
             self.series.push(now, "queue_packets", i as u32, b.packets as f64);
             self.series.push(now, "queue_bytes", i as u32, b.bytes as f64);
+            let m = record.monitored();
             if now > 0 {
-                let util = (departed - record.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
+                let util = (departed - m.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
                 self.series.push(now, "link_utilization", i as u32, util);
             }
-            record.departed_at_sample = departed;
+            m.departed_at_sample = departed;
         }
         let mut sum_cwnd = 0.0;
         let mut in_ca = 0u32;
