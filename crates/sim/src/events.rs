@@ -123,6 +123,13 @@ impl EventQueue {
         self.current.pop().map(|e| (e.time, e.event))
     }
 
+    /// The event after the one `pop` just returned, when it is already at
+    /// hand (in the slot being drained), to fetch its data early.
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.current.last().map(|e| e.event)
+    }
+
     /// Turn the wheel to the next non-empty slot and sort it into `current`.
     fn advance(&mut self) -> bool {
         loop {

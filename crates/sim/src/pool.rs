@@ -97,6 +97,11 @@ impl<T: Copy> Pool<T> {
         }
     }
 
+    #[inline]
+    pub fn front<'a>(&'a self, list: &List) -> Option<&'a T> {
+        (list.head != NIL).then(|| &self.nodes[list.head as usize].item)
+    }
+
     /// The last item of `list`.
     #[inline]
     pub fn back_mut<'a>(&'a mut self, list: &List) -> Option<&'a mut T> {

@@ -279,6 +279,9 @@ impl Simulation {
             }
             self.now = time;
             self.events_processed += 1;
+            if let Some(next) = self.events.peek() {
+                self.prefetch_for(next);
+            }
             self.dispatch(event);
             if self.events_processed & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 250 {
                 last_report = std::time::Instant::now();
@@ -292,6 +295,21 @@ impl Simulation {
             self.open_window();
         }
         true
+    }
+
+    /// Ask the caches early for what `event` will read: its link and, for a
+    /// pipe head, the arriving packet. These are nearly always cold (an event
+    /// costs about one miss to memory), and the loads overlap the event
+    /// before it.
+    #[inline]
+    fn prefetch_for(&self, event: Event) {
+        if let Event::PipeHead(l) | Event::TxDone(l) = event {
+            let link = &self.links[l as usize];
+            prefetch(link);
+            if let (Event::PipeHead(_), Some(packet)) = (event, self.pipes.front(&link.pipe)) {
+                prefetch(packet);
+            }
+        }
     }
 
     #[inline]
@@ -736,6 +754,19 @@ impl Simulation {
         self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
         self.series.push(now, "active_flows", u32::MAX, active as f64);
         self.events.schedule(now + interval, Event::Sample);
+    }
+}
+
+/// A hint to bring `value`'s first cache line into the caches (all of it
+/// measured no better); nothing where the target has no such instruction.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it reads nothing and cannot
+    // fault, and the address comes from a live reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
     }
 }
 
