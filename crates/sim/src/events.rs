@@ -8,8 +8,9 @@
 //! at its head (one cache line touched besides the new node), and sorted
 //! only when the wheel reaches it; a bitmap of non-empty slots lets sparse
 //! runs skip idle time. Push and pop are O(1) amortized instead of O(log n).
-//! The slot width was chosen by measurement (docs/performance.md): 4 and 8
-//! µs were best on the 1,000-flow dumbbell, 1 µs clearly worse.
+//! The slot width was chosen by measurement (docs/performance.md): 1, 2 and
+//! 4 µs slots cost more instructions on the 1,000-flow dumbbell and were no
+//! faster.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

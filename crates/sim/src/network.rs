@@ -65,6 +65,7 @@ pub struct LinkRecord {
     pub monitored: Option<Box<Monitored>>,
 }
 
+/// A monitored link's measurements beyond the counters every link keeps.
 #[derive(Default)]
 pub struct Monitored {
     /// Queueing delays in the measurement window.

@@ -298,9 +298,8 @@ impl Simulation {
     }
 
     /// Ask the caches early for what `event` will read: its link and, for a
-    /// pipe head, the arriving packet. These are nearly always cold (an event
-    /// costs about one miss to memory), and the loads overlap the event
-    /// before it.
+    /// pipe head, the arriving packet. Both are nearly always out of the
+    /// first-level cache; fetched now, the loads overlap the event before.
     #[inline]
     fn prefetch_for(&self, event: Event) {
         if let Event::PipeHead(l) | Event::TxDone(l) = event {
@@ -768,6 +767,8 @@ fn prefetch<T>(value: &T) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// Draw from a distribution (values in the distribution's own unit).
