@@ -15,6 +15,16 @@ impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self { queue: VecDeque::new(), limit, bytes: 0 }
     }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    #[inline]
+    pub fn admits(&self, packet: &P) -> bool {
+        self.limit.admits(self.backlog(), packet.size())
+    }
 }
 
 impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
@@ -24,7 +34,7 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     #[inline]
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
-        if self.limit.admits(self.backlog(), packet.size()) {
+        if self.admits(&packet) {
             self.bytes += packet.size() as u64;
             self.queue.push_back(packet);
         } else {

@@ -83,6 +83,27 @@ impl<P: Packet> Qdisc<P> {
         self.stats.peak_bytes = self.stats.peak_bytes.max(b.bytes);
     }
 
+    /// Let an arrival through when the discipline is an empty FIFO that
+    /// admits it and the caller will transmit it at once: the packet is
+    /// counted in and out exactly as `enqueue` then `dequeue` would, without
+    /// touching the buffer. Returns false, having done nothing, otherwise.
+    #[inline]
+    pub fn pass_through(&mut self, packet: &P) -> bool {
+        let Discipline::Fifo(fifo) = &self.discipline else { return false };
+        if !fifo.is_empty() || !fifo.admits(packet) {
+            return false;
+        }
+        let bytes = packet.size() as u64;
+        let s = &mut self.stats;
+        s.arrivals += 1;
+        s.arrival_bytes += bytes;
+        s.departures += 1;
+        s.departure_bytes += bytes;
+        s.peak_packets = s.peak_packets.max(1);
+        s.peak_bytes = s.peak_bytes.max(bytes);
+        true
+    }
+
     #[inline]
     pub fn dequeue(&mut self, now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
         let mark = verdicts.checkpoint();

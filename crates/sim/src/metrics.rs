@@ -82,15 +82,42 @@ impl DelayHistogram {
         if self.counts.is_empty() {
             self.counts = vec![0; BINS];
         }
-        let bin = if delay < 1_000 {
+        self.counts[Self::bin(delay)] += 1;
+        self.sum_ns += delay as u128;
+        self.samples += 1;
+    }
+
+    /// The bin of a delay, by definition: 1 + 8 log10(delay / 1 us), floored.
+    fn bin_by_log(delay: Time) -> usize {
+        if delay < 1_000 {
             0
         } else {
             let b = 1 + (BINS_PER_DECADE as f64 * (delay as f64 / 1_000.0).log10()) as usize;
-            b.min(self.counts.len() - 1)
-        };
-        self.counts[bin] += 1;
-        self.sum_ns += delay as u128;
-        self.samples += 1;
+            b.min(BINS - 1)
+        }
+    }
+
+    /// The same bin from a table of each bin's lowest delay in ns, found once
+    /// by bisection on `bin_by_log` itself (it rises with the delay), so the
+    /// bins are exactly those of the formula without a log10 per packet.
+    #[inline]
+    fn bin(delay: Time) -> usize {
+        static LOWEST: std::sync::OnceLock<[Time; BINS - 1]> = std::sync::OnceLock::new();
+        let lowest = LOWEST.get_or_init(|| {
+            std::array::from_fn(|k| {
+                let (mut lo, mut hi) = (0, 1 << 62); // bin_by_log(lo) <= k < bin_by_log(hi)
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if Self::bin_by_log(mid) > k {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                hi
+            })
+        });
+        lowest.partition_point(|&low| low <= delay)
     }
 
     /// Bin `i` covers `[low, high)` seconds.
@@ -183,5 +210,21 @@ mod tests {
         assert!(lo <= 0.010 && 0.010 < hi * 1.0001);
         assert!((h.quantile_s(1.0) - hi).abs() < 1e-12);
         assert!((h.mean_s() - (500.0 + 1000.0 + 1e7) / 3.0 * 1e-9).abs() < 1e-15);
+    }
+
+    /// The table gives the formula's bin for every delay near a bin edge and
+    /// for a spread of others.
+    #[test]
+    fn bin_table_matches_the_formula() {
+        let mut delays: Vec<Time> = (0..3_000).collect();
+        for k in 0..=BINS as u32 {
+            let edge = (1_000.0 * 10f64.powf(k as f64 / BINS_PER_DECADE as f64)) as Time;
+            delays.extend(edge.saturating_sub(3)..edge + 3);
+        }
+        let mut rng = aqmlab_qdisc::rng::Rng::new(5);
+        delays.extend((0..100_000).map(|_| rng.below(1 << 40)));
+        for d in delays {
+            assert_eq!(DelayHistogram::bin(d), DelayHistogram::bin_by_log(d), "delay {d} ns");
+        }
     }
 }

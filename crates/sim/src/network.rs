@@ -58,12 +58,33 @@ pub struct LinkRecord {
     pub name: String,
     pub from: u32,
     pub to: u32,
-    /// Queueing delays in the measurement window (monitored links only).
-    pub delays: DelayHistogram,
     /// Counters when the measurement window opened.
     pub at_warmup: WindowStart,
+    /// What only monitored links measure, boxed so that the many
+    /// unmonitored ones (every access link) do not carry it.
+    pub monitored: Option<Box<Monitored>>,
+}
+
+/// A monitored link's measurements beyond the counters every link keeps.
+#[derive(Default)]
+pub struct Monitored {
+    /// Queueing delays in the measurement window.
+    pub delays: DelayHistogram,
     /// Departed bytes at the previous sample (per-interval utilization).
     pub departed_at_sample: u64,
+}
+
+impl LinkRecord {
+    /// The monitored part; only called for links with `monitor` set.
+    #[inline]
+    pub fn monitored(&mut self) -> &mut Monitored {
+        self.monitored.as_deref_mut().expect("a monitored link has a monitor record")
+    }
+
+    /// Queueing delays measured (empty for an unmonitored link).
+    pub fn delays(&self) -> Option<&DelayHistogram> {
+        self.monitored.as_ref().map(|m| &m.delays)
+    }
 }
 
 /// A route: where its links start in the shared table. Packets carry it,

@@ -30,8 +30,11 @@ pub struct SimPacket {
     /// Time it was sent by its source (data), or the echoed send time of
     /// the data packet it acknowledges (ACK): the RTT sample.
     pub stamp: Time,
-    /// Time it entered the queue it is in (queueing delay).
-    pub enqueued_at: Time,
+    /// While queued: when it entered the queue (its queueing delay). While
+    /// propagating: when the packet behind it on the link reaches the far
+    /// end (the pipe's head event carries the head's own time), so a pipe
+    /// holds bare packets and its head is popped without reading the next.
+    pub at: Time,
     pub flow: u32,
     /// The route it follows (set when a host sends it).
     pub route: u32,

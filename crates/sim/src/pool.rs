@@ -1,8 +1,9 @@
-//! Many FIFO lists in one arena. Every propagation pipe (and every calendar
-//! slot) is a list of indices into a shared pool of nodes with a free list,
-//! so memory follows the most items ever alive at once in the whole network,
-//! not the sum of each list's own peak, as one growable buffer per list
-//! would. Push and pop are O(1) and allocate nothing once the pool is warm.
+//! Many lists in one arena. Every propagation pipe is a FIFO [`List`] and
+//! every calendar slot an unordered [`Bag`] of indices into a shared pool of
+//! nodes with a free list, so memory follows the most items ever alive at
+//! once in the whole network, not the sum of each list's own peak, as one
+//! growable buffer per list would. Push and pop are O(1) and allocate
+//! nothing once the pool is warm.
 
 const NIL: u32 = u32::MAX;
 
@@ -37,6 +38,20 @@ impl List {
     }
 }
 
+/// A list whose order does not matter (a calendar slot, sorted when it is
+/// drained): only a head, 4 bytes, and a push touches nothing but the new
+/// node.
+#[derive(Clone, Copy, Debug)]
+pub struct Bag {
+    head: u32,
+}
+
+impl Default for Bag {
+    fn default() -> Self {
+        Self { head: NIL }
+    }
+}
+
 pub struct Pool<T> {
     nodes: Vec<Node<T>>,
     free: u32,
@@ -52,15 +67,7 @@ impl<T: Copy> Default for Pool<T> {
 impl<T: Copy> Pool<T> {
     #[inline]
     pub fn push_back(&mut self, list: &mut List, item: T) {
-        let i = if self.free != NIL {
-            let i = self.free;
-            self.free = self.nodes[i as usize].next;
-            self.nodes[i as usize] = Node { item, next: NIL };
-            i
-        } else {
-            self.nodes.push(Node { item, next: NIL });
-            (self.nodes.len() - 1) as u32
-        };
+        let i = self.alloc(Node { item, next: NIL });
         if list.tail == NIL {
             list.head = i;
         } else {
@@ -68,12 +75,37 @@ impl<T: Copy> Pool<T> {
         }
         list.tail = i;
         list.len += 1;
+    }
+
+    #[inline]
+    pub fn put(&mut self, bag: &mut Bag, item: T) {
+        bag.head = self.alloc(Node { item, next: bag.head });
+    }
+
+    /// A node from the free list, or a new one.
+    #[inline]
+    fn alloc(&mut self, node: Node<T>) -> u32 {
         self.live += 1;
+        if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
     }
 
     #[inline]
     pub fn front<'a>(&'a self, list: &List) -> Option<&'a T> {
         (list.head != NIL).then(|| &self.nodes[list.head as usize].item)
+    }
+
+    /// The last item of `list`.
+    #[inline]
+    pub fn back_mut<'a>(&'a mut self, list: &List) -> Option<&'a mut T> {
+        (list.tail != NIL).then(|| &mut self.nodes[list.tail as usize].item)
     }
 
     #[inline]
@@ -93,6 +125,24 @@ impl<T: Copy> Pool<T> {
         list.len -= 1;
         self.live -= 1;
         Some(item)
+    }
+
+    /// Move every item of `bag` to the end of `out` and return how many
+    /// there were; the nodes go back to the free list in one splice.
+    pub fn take_all(&mut self, bag: Bag, out: &mut Vec<T>) -> usize {
+        let (mut i, mut last, mut n) = (bag.head, NIL, 0);
+        while i != NIL {
+            let node = &self.nodes[i as usize];
+            out.push(node.item);
+            (last, i) = (i, node.next);
+            n += 1;
+        }
+        if last != NIL {
+            self.nodes[last as usize].next = self.free;
+            self.free = bag.head;
+        }
+        self.live -= n;
+        n
     }
 
     /// Items alive in all lists.
@@ -127,5 +177,27 @@ mod tests {
         assert!(a.is_empty());
         assert_eq!(pool.live(), 4);
         assert_eq!(b.len(), 4);
+    }
+
+    #[test]
+    fn bags_share_the_pool_with_lists() {
+        let mut pool = Pool::default();
+        let (mut bag, mut list) = (Bag::default(), List::default());
+        for i in 0..4 {
+            pool.put(&mut bag, i);
+        }
+        pool.push_back(&mut list, 10);
+        let mut out = vec![-1];
+        assert_eq!(pool.take_all(std::mem::take(&mut bag), &mut out), 4);
+        out[1..].sort();
+        assert_eq!(out, vec![-1, 0, 1, 2, 3]);
+        assert_eq!(pool.live(), 1);
+        for i in 0..4 {
+            pool.put(&mut bag, i); // all from the free list
+        }
+        assert_eq!(pool.capacity(), 5);
+        assert_eq!(pool.take_all(bag, &mut out), 4);
+        assert_eq!(pool.take_all(Bag::default(), &mut out), 0);
+        assert_eq!(pool.pop_front(&mut list), Some(10));
     }
 }

@@ -183,9 +183,11 @@ fn queue_table(sim: &Simulation, window_s: f64) -> Table {
             }
         }),
     );
-    t.push("mean_delay_s", col_f64(&|(_, r)| r.delays.mean_s()));
-    t.push("p50_delay_s", col_f64(&|(_, r)| r.delays.quantile_s(0.5)));
-    t.push("p99_delay_s", col_f64(&|(_, r)| r.delays.quantile_s(0.99)));
+    // An unmonitored link has no delays: NaN, as for an empty histogram.
+    let delay = |f: &dyn Fn(&DelayHistogram) -> f64| col_f64(&|(_, r)| r.delays().map_or(f64::NAN, f));
+    t.push("mean_delay_s", delay(&|d| d.mean_s()));
+    t.push("p50_delay_s", delay(&|d| d.quantile_s(0.5)));
+    t.push("p99_delay_s", delay(&|d| d.quantile_s(0.99)));
     t
 }
 
@@ -211,11 +213,12 @@ fn series_table(sim: &Simulation) -> Table {
 
 fn histogram_table(sim: &Simulation) -> Table {
     let (mut link, mut lo, mut hi, mut count) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (_, l) in sim.links.iter().zip(&sim.link_records).filter(|(l, _)| l.monitor) {
-        for (i, &c) in l.delays.counts.iter().enumerate() {
+    for r in &sim.link_records {
+        let Some(delays) = r.delays() else { continue };
+        for (i, &c) in delays.counts.iter().enumerate() {
             if c > 0 {
                 let (a, b) = DelayHistogram::bounds(i);
-                link.push(l.name.clone());
+                link.push(r.name.clone());
                 lo.push(a);
                 hi.push(b);
                 count.push(c);

@@ -163,7 +163,7 @@ impl TcpSender {
     fn send_control(&mut self, kind: Kind, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
         out.packets.push(SimPacket {
             stamp: now,
-            enqueued_at: now,
+            at: now,
             flow,
             route: 0,
             seq: 0,
@@ -187,7 +187,7 @@ impl TcpSender {
         self.snd_max = self.snd_max.max(seq + 1);
         out.packets.push(SimPacket {
             stamp: now,
-            enqueued_at: now,
+            at: now,
             flow,
             route: 0,
             seq,
@@ -465,7 +465,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, kind: Kind, flow: u32, echo: Time, p: &TcpProfile, out: &mut Outbox) {
         out.packets.push(SimPacket {
             stamp: echo,
-            enqueued_at: 0,
+            at: 0,
             flow,
             route: 0,
             seq: self.next_expected,
@@ -508,7 +508,7 @@ mod tests {
     fn ack(seq: u32, stamp: Time) -> SimPacket {
         SimPacket {
             stamp,
-            enqueued_at: 0,
+            at: 0,
             flow: 0,
             route: 0,
             seq,
