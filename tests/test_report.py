@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aqmlab import experiments
-from aqmlab.report import collect, write_report
+from aqmlab.report import collect
 
 AQMLAB = [sys.executable, "-m", "aqmlab"]
 
