@@ -122,7 +122,7 @@ def _reproduce(exp_id: str, out: Path, store: Path) -> subprocess.CompletedProce
 def test_list_and_mistakes(tmp_path):
     p = subprocess.run([*AQMLAB, "reproduce", "--list"], capture_output=True, text=True)
     assert p.returncode == 0
-    for e in ("appenzeller.fig5_1", "appenzeller.fig3_4", "appenzeller.fig5_2", "appenzeller.fig5_2_low"):
+    for e in ("appenzeller.fig5_1", "appenzeller.fig3_4", "appenzeller.fig5_2", "appenzeller.fig5_2_low", "appenzeller.fig5_3"):
         assert e in p.stdout
     for args, words in (
         (["appenzeller.fig9_9"], ["unknown experiment", "appenzeller.fig5_1"]),
@@ -210,3 +210,17 @@ def test_fig5_2_low_quick(tmp_path, store):
     # Eq 3.7's buffers for 99.9% at 20 Mb/s are digest 003's [derived] 47.1 and 22.0 packets
     assert [round(x, 1) for x in t["model_eq37"]] == [47.1, 22.0]
     assert {c.key for c in rep.comparisons} == {"over_rule_n100", "over_rule_n400"}
+
+
+def test_fig5_3_quick(tmp_path, store):
+    rep = experiments.reproduce("appenzeller.fig5_3", "quick", out=tmp_path, store=store, workers=2)
+    t = rep.table
+    assert t.height == 2 * 4
+    assert ((t["utilization"] - 0.8).abs() < 0.12).all()  # the offered 80%, give or take a short run's luck
+    for c in (5.0, 25.0):
+        d = t.filter(pl.col("rate_mbps") == c).sort("length")
+        q = dict(zip(d["length"], d["mean_queue"]))
+        assert q[2] < q[14] < q[62]  # longer flows, longer bursts, longer queues
+    # the model's two readings for Poisson bursts of 2 packets: 3.2 (the thesis) and 3.6 (exact)
+    l2 = t.filter(pl.col("length") == 2)
+    assert l2["model_mg1"][0] == pytest.approx(3.2) and l2["exact_mxd1"][0] == pytest.approx(3.6)

@@ -186,20 +186,29 @@ def reproduce(
     return Reproduction(experiment, fidelity, table, comparisons, directory, {**meta, **timing})
 
 
-def run_points(runner: Any, points: list[list[dict[str, Any]]], label: str) -> list[list[dict[str, Any]]]:
-    """Run every point (a list of scenario dicts, one per seed) in one batch; the run
-    summaries of each point. A failed run is a bug in an experiment: it raises."""
+def _run(runner: Any, points: list[list[dict[str, Any]]], label: str) -> list[list[tuple[Any, dict[str, Any]]]]:
+    """Run every point (a list of scenario dicts, one per seed) in one batch: the
+    (task, row) of each run. A failed run is a bug in an experiment: it raises."""
     from ..sweeps import make_task
 
     tasks = [[make_task(s) for s in point] for point in points]
     rows = runner.run([t for ts in tasks for t in ts], label)
     out = []
     for ts in tasks:
-        summaries = []
         for t in ts:
             row = rows[t.hash]
             if row["status"] != "ok":
                 raise RuntimeError(f"run {t.hash[:12]} ({t.scenario['name']}, seed {t.seed}) failed: {row['error']}")
-            summaries.append(row["summary"])
-        out.append(summaries)
+        out.append([(t, rows[t.hash]) for t in ts])
     return out
+
+
+def run_points(runner: Any, points: list[list[dict[str, Any]]], label: str) -> list[list[dict[str, Any]]]:
+    """The run summaries of each point (see :func:`_run`)."""
+    return [[row["summary"] for _, row in runs] for runs in _run(runner, points, label)]
+
+
+def run_dirs(runner: Any, points: list[list[dict[str, Any]]], label: str) -> list[list[Path]]:
+    """The store directories of each point's runs, for analyses that need more than
+    the summary (a time series, the flow table)."""
+    return [[runner.root / t.hash for t, _ in runs] for runs in _run(runner, points, label)]
