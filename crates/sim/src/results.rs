@@ -1,5 +1,7 @@
 //! From a finished simulation to result tables.
 
+use std::sync::Arc;
+
 use aqmlab_qdisc::DropReason;
 
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
@@ -15,13 +17,17 @@ pub struct Results {
 }
 
 impl Results {
-    pub fn collect(sim: &Simulation, wall_time_s: f64) -> Self {
+    /// Consumes the simulation and frees its parts as soon as the tables no
+    /// longer need them (the run's state, then the flows), and moves names
+    /// rather than copying them, so that building the tables does not raise
+    /// the peak of memory above the run's.
+    pub fn collect(mut sim: Simulation, wall_time_s: f64) -> Self {
+        let (conservation_ok, conservation) = conservation(&sim);
+        sim.release_run_state();
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
-        let flows = flow_table(sim, window_s);
-        let queues = queue_table(sim, window_s);
-        let timeseries = series_table(sim);
-        let histograms = histogram_table(sim);
-
+        let nodes: Arc<[String]> = std::mem::take(&mut sim.scenario.nodes).into_iter().map(|n| n.name).collect();
+        let flows = flow_table(&mut sim, &nodes, window_s);
+        let n_flows = sim.flows.len();
         let long_lived: Vec<f64> = sim
             .flows
             .iter()
@@ -29,12 +35,17 @@ impl Results {
             .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes.is_none()))
             .map(|(_, &x)| x)
             .collect();
-        let (conservation_ok, conservation) = conservation(sim);
+        sim.flows = Vec::new();
+        let bottleneck = sim.links.iter().position(|l| l.monitor);
+        let bottleneck_name = bottleneck.map(|b| sim.link_records[b].name.clone());
+        let timeseries = series_table(&mut sim);
+        let histograms = histogram_table(&sim);
+        let queues = queue_table(&mut sim, &nodes, window_s);
         let mut summary = vec![
             ("seed".into(), Scalar::U64(sim.scenario.seed)),
             ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 / 1e9)),
             ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 / 1e9)),
-            ("flows".into(), Scalar::U64(sim.flows.len() as u64)),
+            ("flows".into(), Scalar::U64(n_flows as u64)),
             ("events".into(), Scalar::U64(sim.events_processed)),
             ("wall_time_s".into(), Scalar::F64(wall_time_s)),
             ("data_packets_delivered".into(), Scalar::U64(sim.ledger.data_received)),
@@ -47,8 +58,8 @@ impl Results {
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
             ("conservation".into(), Scalar::Str(conservation)),
         ];
-        if let Some(b) = sim.links.iter().position(|l| l.monitor) {
-            summary.push(("bottleneck".into(), Scalar::Str(sim.link_records[b].name.clone())));
+        if let (Some(b), Some(name)) = (bottleneck, bottleneck_name) {
+            summary.push(("bottleneck".into(), Scalar::Str(name)));
             summary.push(("bottleneck_utilization".into(), Scalar::F64(queues.f64("utilization")[b])));
             summary.push(("bottleneck_loss_rate".into(), Scalar::F64(queues.f64("loss_rate")[b])));
             summary.push(("bottleneck_mean_delay_s".into(), Scalar::F64(queues.f64("mean_delay_s")[b])));
@@ -65,20 +76,33 @@ fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-fn flow_table(sim: &Simulation, window_s: f64) -> Table {
+/// A column of repeated names, each stored once, in order of first use.
+fn categorical<'a>(names: impl Iterator<Item = &'a str>) -> Column {
+    let mut values: Vec<String> = Vec::new();
+    let codes = names
+        .map(|name| match values.iter().position(|v| v == name) {
+            Some(code) => code as u32,
+            None => {
+                values.push(name.to_string());
+                values.len() as u32 - 1
+            }
+        })
+        .collect();
+    Column::Cat { values: values.into(), codes }
+}
+
+fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
     let n = sim.flows.len();
     let mut id = Vec::with_capacity(n);
-    let (mut group, mut kind, mut src, mut dst) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut start, mut size, mut packets, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut delivered, mut retx, mut timeouts, mut fast) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut fct, mut transfers, mut mean_fct, mut thr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
-    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
-        group.push(sim.groups[f.group as usize].clone());
-        src.push(node(f.src));
-        dst.push(node(f.dst));
+        src.push(f.src);
+        dst.push(f.dst);
         start.push(secs(f.start));
         size.push(f.size_bytes);
         delivered.push(f.delivered);
@@ -86,7 +110,6 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
         rtt.push(secs(f.base_rtt));
         match &f.transport {
             Transport::Tcp(t) => {
-                kind.push("tcp".to_string());
                 let c = &t.sender.counters;
                 packets.push(c.packets_sent);
                 bytes.push(c.bytes_sent);
@@ -99,7 +122,6 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
                 cwnd.push(Some(t.sender.cwnd));
             }
             Transport::Udp(u) => {
-                kind.push("udp".to_string());
                 packets.push(u.packets_sent);
                 bytes.push(u.bytes_sent);
                 retx.push(0);
@@ -114,10 +136,15 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
     }
     let mut t = Table::default();
     t.push("flow_id", Column::U64(id));
-    t.push("group", Column::Str(group));
-    t.push("kind", Column::Str(kind));
-    t.push("src", Column::Str(src));
-    t.push("dst", Column::Str(dst));
+    let groups = std::mem::take(&mut sim.groups).into();
+    t.push("group", Column::Cat { values: groups, codes: sim.flows.iter().map(|f| f.group).collect() });
+    let kinds = sim.flows.iter().map(|f| match f.transport {
+        Transport::Tcp(_) => "tcp",
+        Transport::Udp(_) => "udp",
+    });
+    t.push("kind", categorical(kinds));
+    t.push("src", Column::Cat { values: nodes.clone(), codes: src });
+    t.push("dst", Column::Cat { values: nodes.clone(), codes: dst });
     t.push("start_s", Column::F64(start));
     t.push("size_bytes", Column::OptU64(size));
     t.push("packets_sent", Column::U64(packets));
@@ -135,18 +162,22 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
     t
 }
 
-fn queue_table(sim: &Simulation, window_s: f64) -> Table {
+fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
+    let names = sim.link_records.iter_mut().map(|r| std::mem::take(&mut r.name)).collect();
     let mut t = Table::default();
     let links = || sim.links.iter().zip(&sim.link_records);
     type Row<'a> = (&'a Link, &'a LinkRecord);
     let col_u64 = |f: &dyn Fn(Row) -> u64| Column::U64(links().map(f).collect());
     let col_f64 = |f: &dyn Fn(Row) -> f64| Column::F64(links().map(f).collect());
-    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
-    t.push("link", Column::Str(sim.link_records.iter().map(|r| r.name.clone()).collect()));
-    t.push("from", Column::Str(sim.link_records.iter().map(|r| node(r.from)).collect()));
-    t.push("to", Column::Str(sim.link_records.iter().map(|r| node(r.to)).collect()));
+    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat {
+        values: nodes.clone(),
+        codes: sim.link_records.iter().map(end).collect(),
+    };
+    t.push("link", Column::Str(names));
+    t.push("from", ends(|r| r.from));
+    t.push("to", ends(|r| r.to));
     let links = sim.links.iter();
-    t.push("qdisc", Column::Str(links.clone().map(|l| l.qdisc.name().to_string()).collect()));
+    t.push("qdisc", categorical(links.clone().map(|l| l.qdisc.name())));
     t.push("rate_bps", col_u64(&|(l, _)| l.rate_bps));
     t.push("delay_s", col_f64(&|(l, _)| secs(l.delay)));
     t.push("monitored", Column::Bool(links.clone().map(|l| l.monitor).collect()));
@@ -191,8 +222,8 @@ fn queue_table(sim: &Simulation, window_s: f64) -> Table {
     t
 }
 
-fn series_table(sim: &Simulation) -> Table {
-    let s = &sim.series;
+fn series_table(sim: &mut Simulation) -> Table {
+    let s = std::mem::take(&mut sim.series);
     let entity = s
         .entity
         .iter()
@@ -204,10 +235,10 @@ fn series_table(sim: &Simulation) -> Table {
         })
         .collect();
     let mut t = Table::default();
-    t.push("time_s", Column::F64(s.time_s.clone()));
-    t.push("metric", Column::Str(s.metric.iter().map(|m| m.to_string()).collect()));
+    t.push("time_s", Column::F64(s.time_s));
+    t.push("metric", categorical(s.metric.iter().copied()));
     t.push("entity", Column::Str(entity));
-    t.push("value", Column::F64(s.value.clone()));
+    t.push("value", Column::F64(s.value));
     t
 }
 
