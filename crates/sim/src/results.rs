@@ -185,10 +185,10 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
     t.push("departures", col_u64(&|(l, _)| l.qdisc.stats().departures));
     t.push("drops", col_u64(&|(l, _)| l.qdisc.stats().total_drops()));
     for r in DropReason::ALL {
-        t.push(&format!("drops_{}", r.as_str()), col_u64(&|(l, _)| l.qdisc.stats().drops[r.index()]));
+        t.push(&format!("drops_{}", r.as_str()), col_u64(&|(l, _)| l.qdisc.stats().losses().drops[r.index()]));
     }
-    t.push("buffered_drop_bytes", col_u64(&|(l, _)| l.qdisc.stats().buffered_drop_bytes));
-    t.push("marks", col_u64(&|(l, _)| l.qdisc.stats().marks));
+    t.push("buffered_drop_bytes", col_u64(&|(l, _)| l.qdisc.stats().losses().buffered_drop_bytes));
+    t.push("marks", col_u64(&|(l, _)| l.qdisc.stats().losses().marks));
     t.push("arrival_bytes", col_u64(&|(l, _)| l.qdisc.stats().arrival_bytes));
     t.push("departure_bytes", col_u64(&|(l, _)| l.qdisc.stats().departure_bytes));
     t.push("backlog_packets", col_u64(&|(l, _)| l.qdisc.backlog().packets));
