@@ -162,63 +162,121 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
     t
 }
 
+/// A link's value in one column.
+type Of<T> = Box<dyn Fn(&Link, &LinkRecord) -> T>;
+
+/// A numeric (or flag) column of the queue table, as a function of a link.
+enum Cell {
+    U64(Of<u64>),
+    F64(Of<f64>),
+    Bool(Of<bool>),
+}
+
+fn u64_cell(f: impl Fn(&Link, &LinkRecord) -> u64 + 'static) -> Cell {
+    Cell::U64(Box::new(f))
+}
+
+fn f64_cell(f: impl Fn(&Link, &LinkRecord) -> f64 + 'static) -> Cell {
+    Cell::F64(Box::new(f))
+}
+
+impl Cell {
+    /// Zeroed: its pages cost nothing until a row is written.
+    fn column(&self, rows: usize) -> Column {
+        match self {
+            Cell::U64(_) => Column::U64(vec![0; rows]),
+            Cell::F64(_) => Column::F64(vec![0.0; rows]),
+            Cell::Bool(_) => Column::Bool(vec![false; rows]),
+        }
+    }
+
+    fn write(&self, column: &mut Column, row: usize, l: &Link, r: &LinkRecord) {
+        match (self, column) {
+            (Cell::U64(f), Column::U64(v)) => v[row] = f(l, r),
+            (Cell::F64(f), Column::F64(v)) => v[row] = f(l, r),
+            (Cell::Bool(f), Column::Bool(v)) => v[row] = f(l, r),
+            _ => unreachable!("a cell writes its own column"),
+        }
+    }
+}
+
+/// Links whose rows are written before their memory is given back.
+const ROWS_PER_CHUNK: usize = 1 << 16;
+
+/// Consumes the links: rows are written from the last link back and the
+/// links freed a chunk at a time, so that the links and the table they
+/// become (each about 250 B a link) are never both whole.
 fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
-    let names = sim.link_records.iter_mut().map(|r| std::mem::take(&mut r.name)).collect();
+    let mut links = std::mem::take(&mut sim.links);
+    let mut records = std::mem::take(&mut sim.link_records);
     let mut t = Table::default();
-    let links = || sim.links.iter().zip(&sim.link_records);
-    type Row<'a> = (&'a Link, &'a LinkRecord);
-    let col_u64 = |f: &dyn Fn(Row) -> u64| Column::U64(links().map(f).collect());
-    let col_f64 = |f: &dyn Fn(Row) -> f64| Column::F64(links().map(f).collect());
-    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat {
-        values: nodes.clone(),
-        codes: sim.link_records.iter().map(end).collect(),
-    };
-    t.push("link", Column::Str(names));
+    t.push("link", Column::Str(records.iter_mut().map(|r| std::mem::take(&mut r.name)).collect()));
+    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat { values: nodes.clone(), codes: records.iter().map(end).collect() };
     t.push("from", ends(|r| r.from));
     t.push("to", ends(|r| r.to));
-    let links = sim.links.iter();
-    t.push("qdisc", categorical(links.clone().map(|l| l.qdisc.name())));
-    t.push("rate_bps", col_u64(&|(l, _)| l.rate_bps));
-    t.push("delay_s", col_f64(&|(l, _)| secs(l.delay)));
-    t.push("monitored", Column::Bool(links.clone().map(|l| l.monitor).collect()));
-    t.push("arrivals", col_u64(&|(l, _)| l.qdisc.stats().arrivals));
-    t.push("departures", col_u64(&|(l, _)| l.qdisc.stats().departures));
-    t.push("drops", col_u64(&|(l, _)| l.qdisc.stats().total_drops()));
+    t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
+    let mut cells: Vec<(String, Cell)> = vec![
+        ("rate_bps".into(), u64_cell(|l, _| l.rate_bps)),
+        ("delay_s".into(), f64_cell(|l, _| secs(l.delay))),
+        ("monitored".into(), Cell::Bool(Box::new(|l, _| l.monitor))),
+        ("arrivals".into(), u64_cell(|l, _| l.qdisc.stats().arrivals)),
+        ("departures".into(), u64_cell(|l, _| l.qdisc.stats().departures)),
+        ("drops".into(), u64_cell(|l, _| l.qdisc.stats().total_drops())),
+    ];
     for r in DropReason::ALL {
-        t.push(&format!("drops_{}", r.as_str()), col_u64(&|(l, _)| l.qdisc.stats().losses().drops[r.index()]));
+        cells.push((format!("drops_{}", r.as_str()), u64_cell(move |l, _| l.qdisc.stats().losses().drops[r.index()])));
     }
-    t.push("buffered_drop_bytes", col_u64(&|(l, _)| l.qdisc.stats().losses().buffered_drop_bytes));
-    t.push("marks", col_u64(&|(l, _)| l.qdisc.stats().losses().marks));
-    t.push("arrival_bytes", col_u64(&|(l, _)| l.qdisc.stats().arrival_bytes));
-    t.push("departure_bytes", col_u64(&|(l, _)| l.qdisc.stats().departure_bytes));
-    t.push("backlog_packets", col_u64(&|(l, _)| l.qdisc.backlog().packets));
-    t.push("peak_packets", col_u64(&|(l, _)| l.qdisc.stats().peak_packets));
-    t.push("window_arrivals", col_u64(&|(l, r)| l.qdisc.stats().arrivals - r.at_warmup.arrivals));
-    t.push("window_drops", col_u64(&|(l, r)| l.qdisc.stats().total_drops() - r.at_warmup.drops));
-    t.push(
-        "utilization",
-        col_f64(&|(l, r)| {
-            let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
-            bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
-        }),
-    );
-    t.push(
-        "loss_rate",
-        col_f64(&|(l, r)| {
-            let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
-            let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
-            if arrivals == 0 {
-                0.0
-            } else {
-                drops as f64 / arrivals as f64
-            }
-        }),
-    );
+    cells.extend([
+        ("buffered_drop_bytes".into(), u64_cell(|l, _| l.qdisc.stats().losses().buffered_drop_bytes)),
+        ("marks".into(), u64_cell(|l, _| l.qdisc.stats().losses().marks)),
+        ("arrival_bytes".into(), u64_cell(|l, _| l.qdisc.stats().arrival_bytes)),
+        ("departure_bytes".into(), u64_cell(|l, _| l.qdisc.stats().departure_bytes)),
+        ("backlog_packets".into(), u64_cell(|l, _| l.qdisc.backlog().packets)),
+        ("peak_packets".into(), u64_cell(|l, _| l.qdisc.stats().peak_packets)),
+        ("window_arrivals".into(), u64_cell(|l, r| l.qdisc.stats().arrivals - r.at_warmup.arrivals)),
+        ("window_drops".into(), u64_cell(|l, r| l.qdisc.stats().total_drops() - r.at_warmup.drops)),
+        (
+            "utilization".into(),
+            f64_cell(move |l, r| {
+                let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
+                bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
+            }),
+        ),
+        (
+            "loss_rate".into(),
+            f64_cell(|l, r| {
+                let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
+                let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
+                if arrivals == 0 {
+                    0.0
+                } else {
+                    drops as f64 / arrivals as f64
+                }
+            }),
+        ),
+    ]);
     // An unmonitored link has no delays: NaN, as for an empty histogram.
-    let delay = |f: &dyn Fn(&DelayHistogram) -> f64| col_f64(&|(_, r)| r.delays().map_or(f64::NAN, f));
-    t.push("mean_delay_s", delay(&|d| d.mean_s()));
-    t.push("p50_delay_s", delay(&|d| d.quantile_s(0.5)));
-    t.push("p99_delay_s", delay(&|d| d.quantile_s(0.99)));
+    let delay = |f: fn(&DelayHistogram) -> f64| f64_cell(move |_, r| r.delays().map_or(f64::NAN, f));
+    cells.push(("mean_delay_s".into(), delay(|d| d.mean_s())));
+    cells.push(("p50_delay_s".into(), delay(|d| d.quantile_s(0.5))));
+    cells.push(("p99_delay_s".into(), delay(|d| d.quantile_s(0.99))));
+
+    let mut columns: Vec<Column> = cells.iter().map(|(_, cell)| cell.column(links.len())).collect();
+    while !links.is_empty() {
+        let start = links.len().saturating_sub(ROWS_PER_CHUNK);
+        for (i, (l, r)) in links[start..].iter().zip(&records[start..]).enumerate() {
+            for (column, (_, cell)) in columns.iter_mut().zip(&cells) {
+                cell.write(column, start + i, l, r);
+            }
+        }
+        links.truncate(start);
+        links.shrink_to_fit();
+        records.truncate(start);
+        records.shrink_to_fit();
+    }
+    for ((name, _), column) in cells.iter().zip(columns) {
+        t.push(name, column);
+    }
     t
 }
 
