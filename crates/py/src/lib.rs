@@ -7,7 +7,7 @@
 use aqmlab_sim::{Column, Results, RunError, Scalar, Table};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -17,6 +17,12 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
             Column::U64(v) => PyList::new(py, v)?,
             Column::I64(v) => PyList::new(py, v)?,
             Column::Str(v) => PyList::new(py, v)?,
+            // One Python string per distinct value, shared by its rows.
+            Column::Cat { values, codes } => {
+                let mut strings: Vec<Option<Bound<'py, PyString>>> = vec![None; values.len()];
+                let mut string = |c: u32| strings[c as usize].get_or_insert_with(|| PyString::new(py, &values[c as usize])).clone();
+                PyList::new(py, codes.iter().map(|&c| string(c)))?
+            }
             Column::Bool(v) => PyList::new(py, v)?,
             Column::OptF64(v) => PyList::new(py, v)?,
             Column::OptU64(v) => PyList::new(py, v)?,

@@ -72,7 +72,7 @@ pub use sfb::{Sfb, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
 pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
 pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS};
-pub use stats::{DropReason, QdiscStats};
+pub use stats::{DropReason, LossStats, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 
 pub use ared::{Ared, AredParams};

@@ -156,18 +156,24 @@ impl<P: Packet> Qdisc<P> {
     /// in the sink for the caller to drain.
     #[inline]
     fn account(&mut self, verdicts: &Verdicts<P>, since: Checkpoint) {
-        for d in &verdicts.dropped()[since.dropped..] {
+        let dropped = &verdicts.dropped()[since.dropped..];
+        let marked = verdicts.marked() - since.marked;
+        if dropped.is_empty() && marked == 0 {
+            return;
+        }
+        let s = self.stats.losses_mut();
+        for d in dropped {
             let r = d.reason.index();
             let bytes = d.packet.size() as u64;
-            self.stats.drops[r] += 1;
-            self.stats.drop_bytes[r] += bytes;
+            s.drops[r] += 1;
+            s.drop_bytes[r] += bytes;
             if d.buffered {
-                self.stats.buffered_drops += 1;
-                self.stats.buffered_drop_bytes += bytes;
+                s.buffered_drops += 1;
+                s.buffered_drop_bytes += bytes;
             }
         }
-        self.stats.marks += verdicts.marked() - since.marked;
-        self.stats.mark_bytes += verdicts.marked_bytes() - since.marked_bytes;
+        s.marks += marked;
+        s.mark_bytes += verdicts.marked_bytes() - since.marked_bytes;
     }
 }
 

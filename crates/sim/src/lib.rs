@@ -54,7 +54,7 @@ pub fn run(scenario: Scenario, progress: impl FnMut(f64) -> bool) -> Result<Resu
     if !sim.run(progress) {
         return Err(RunError::Cancelled);
     }
-    Ok(Results::collect(&sim, started.elapsed().as_secs_f64()))
+    Ok(Results::collect(sim, started.elapsed().as_secs_f64()))
 }
 
 /// Parse a scenario from its JSON form and run it.

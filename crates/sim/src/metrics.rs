@@ -1,5 +1,7 @@
 //! Result tables and the small accumulators behind them.
 
+use std::sync::Arc;
+
 use crate::Time;
 
 /// One column of a result table.
@@ -9,6 +11,10 @@ pub enum Column {
     U64(Vec<u64>),
     I64(Vec<i64>),
     Str(Vec<String>),
+    /// Strings that repeat (node names, kinds, disciplines): each row an
+    /// index into `values`, which columns may share, so a table with a row
+    /// per link or flow holds no string of its own for them.
+    Cat { values: Arc<[String]>, codes: Vec<u32> },
     Bool(Vec<bool>),
     /// Nullable columns (missing values become nulls in Python).
     OptF64(Vec<Option<f64>>),
@@ -34,6 +40,15 @@ impl Table {
         match self.get(name) {
             Some(Column::F64(v)) => v,
             _ => panic!("no f64 column {name}"),
+        }
+    }
+
+    /// A column of strings, stored plainly or as categories.
+    pub fn strings(&self, name: &str) -> Vec<&str> {
+        match self.get(name) {
+            Some(Column::Str(v)) => v.iter().map(String::as_str).collect(),
+            Some(Column::Cat { values, codes }) => codes.iter().map(|&c| values[c as usize].as_str()).collect(),
+            _ => panic!("no string column {name}"),
         }
     }
 

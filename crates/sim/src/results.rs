@@ -1,5 +1,7 @@
 //! From a finished simulation to result tables.
 
+use std::sync::Arc;
+
 use aqmlab_qdisc::DropReason;
 
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
@@ -15,13 +17,17 @@ pub struct Results {
 }
 
 impl Results {
-    pub fn collect(sim: &Simulation, wall_time_s: f64) -> Self {
+    /// Consumes the simulation and frees its parts as soon as the tables no
+    /// longer need them (the run's state, then the flows), and moves names
+    /// rather than copying them, so that building the tables does not raise
+    /// the peak of memory above the run's.
+    pub fn collect(mut sim: Simulation, wall_time_s: f64) -> Self {
+        let (conservation_ok, conservation) = conservation(&sim);
+        sim.release_run_state();
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
-        let flows = flow_table(sim, window_s);
-        let queues = queue_table(sim, window_s);
-        let timeseries = series_table(sim);
-        let histograms = histogram_table(sim);
-
+        let nodes: Arc<[String]> = std::mem::take(&mut sim.scenario.nodes).into_iter().map(|n| n.name).collect();
+        let flows = flow_table(&mut sim, &nodes, window_s);
+        let n_flows = sim.flows.len();
         let long_lived: Vec<f64> = sim
             .flows
             .iter()
@@ -29,12 +35,17 @@ impl Results {
             .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes.is_none()))
             .map(|(_, &x)| x)
             .collect();
-        let (conservation_ok, conservation) = conservation(sim);
+        sim.flows = Vec::new();
+        let bottleneck = sim.links.iter().position(|l| l.monitor);
+        let bottleneck_name = bottleneck.map(|b| sim.link_records[b].name.clone());
+        let timeseries = series_table(&mut sim);
+        let histograms = histogram_table(&sim);
+        let queues = queue_table(&mut sim, &nodes, window_s);
         let mut summary = vec![
             ("seed".into(), Scalar::U64(sim.scenario.seed)),
             ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 / 1e9)),
             ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 / 1e9)),
-            ("flows".into(), Scalar::U64(sim.flows.len() as u64)),
+            ("flows".into(), Scalar::U64(n_flows as u64)),
             ("events".into(), Scalar::U64(sim.events_processed)),
             ("wall_time_s".into(), Scalar::F64(wall_time_s)),
             ("data_packets_delivered".into(), Scalar::U64(sim.ledger.data_received)),
@@ -47,8 +58,8 @@ impl Results {
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
             ("conservation".into(), Scalar::Str(conservation)),
         ];
-        if let Some(b) = sim.links.iter().position(|l| l.monitor) {
-            summary.push(("bottleneck".into(), Scalar::Str(sim.link_records[b].name.clone())));
+        if let (Some(b), Some(name)) = (bottleneck, bottleneck_name) {
+            summary.push(("bottleneck".into(), Scalar::Str(name)));
             summary.push(("bottleneck_utilization".into(), Scalar::F64(queues.f64("utilization")[b])));
             summary.push(("bottleneck_loss_rate".into(), Scalar::F64(queues.f64("loss_rate")[b])));
             summary.push(("bottleneck_mean_delay_s".into(), Scalar::F64(queues.f64("mean_delay_s")[b])));
@@ -65,20 +76,33 @@ fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-fn flow_table(sim: &Simulation, window_s: f64) -> Table {
+/// A column of repeated names, each stored once, in order of first use.
+fn categorical<'a>(names: impl Iterator<Item = &'a str>) -> Column {
+    let mut values: Vec<String> = Vec::new();
+    let codes = names
+        .map(|name| match values.iter().position(|v| v == name) {
+            Some(code) => code as u32,
+            None => {
+                values.push(name.to_string());
+                values.len() as u32 - 1
+            }
+        })
+        .collect();
+    Column::Cat { values: values.into(), codes }
+}
+
+fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
     let n = sim.flows.len();
     let mut id = Vec::with_capacity(n);
-    let (mut group, mut kind, mut src, mut dst) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut start, mut size, mut packets, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut delivered, mut retx, mut timeouts, mut fast) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut fct, mut transfers, mut mean_fct, mut thr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
-    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
-        group.push(sim.groups[f.group as usize].clone());
-        src.push(node(f.src));
-        dst.push(node(f.dst));
+        src.push(f.src);
+        dst.push(f.dst);
         start.push(secs(f.start));
         size.push(f.size_bytes);
         delivered.push(f.delivered);
@@ -86,7 +110,6 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
         rtt.push(secs(f.base_rtt));
         match &f.transport {
             Transport::Tcp(t) => {
-                kind.push("tcp".to_string());
                 let c = &t.sender.counters;
                 packets.push(c.packets_sent);
                 bytes.push(c.bytes_sent);
@@ -99,7 +122,6 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
                 cwnd.push(Some(t.sender.cwnd));
             }
             Transport::Udp(u) => {
-                kind.push("udp".to_string());
                 packets.push(u.packets_sent);
                 bytes.push(u.bytes_sent);
                 retx.push(0);
@@ -114,10 +136,15 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
     }
     let mut t = Table::default();
     t.push("flow_id", Column::U64(id));
-    t.push("group", Column::Str(group));
-    t.push("kind", Column::Str(kind));
-    t.push("src", Column::Str(src));
-    t.push("dst", Column::Str(dst));
+    let groups = std::mem::take(&mut sim.groups).into();
+    t.push("group", Column::Cat { values: groups, codes: sim.flows.iter().map(|f| f.group).collect() });
+    let kinds = sim.flows.iter().map(|f| match f.transport {
+        Transport::Tcp(_) => "tcp",
+        Transport::Udp(_) => "udp",
+    });
+    t.push("kind", categorical(kinds));
+    t.push("src", Column::Cat { values: nodes.clone(), codes: src });
+    t.push("dst", Column::Cat { values: nodes.clone(), codes: dst });
     t.push("start_s", Column::F64(start));
     t.push("size_bytes", Column::OptU64(size));
     t.push("packets_sent", Column::U64(packets));
@@ -135,64 +162,126 @@ fn flow_table(sim: &Simulation, window_s: f64) -> Table {
     t
 }
 
-fn queue_table(sim: &Simulation, window_s: f64) -> Table {
-    let mut t = Table::default();
-    let links = || sim.links.iter().zip(&sim.link_records);
-    type Row<'a> = (&'a Link, &'a LinkRecord);
-    let col_u64 = |f: &dyn Fn(Row) -> u64| Column::U64(links().map(f).collect());
-    let col_f64 = |f: &dyn Fn(Row) -> f64| Column::F64(links().map(f).collect());
-    let node = |i: u32| sim.scenario.nodes[i as usize].name.clone();
-    t.push("link", Column::Str(sim.link_records.iter().map(|r| r.name.clone()).collect()));
-    t.push("from", Column::Str(sim.link_records.iter().map(|r| node(r.from)).collect()));
-    t.push("to", Column::Str(sim.link_records.iter().map(|r| node(r.to)).collect()));
-    let links = sim.links.iter();
-    t.push("qdisc", Column::Str(links.clone().map(|l| l.qdisc.name().to_string()).collect()));
-    t.push("rate_bps", col_u64(&|(l, _)| l.rate_bps));
-    t.push("delay_s", col_f64(&|(l, _)| secs(l.delay)));
-    t.push("monitored", Column::Bool(links.clone().map(|l| l.monitor).collect()));
-    t.push("arrivals", col_u64(&|(l, _)| l.qdisc.stats().arrivals));
-    t.push("departures", col_u64(&|(l, _)| l.qdisc.stats().departures));
-    t.push("drops", col_u64(&|(l, _)| l.qdisc.stats().total_drops()));
-    for r in DropReason::ALL {
-        t.push(&format!("drops_{}", r.as_str()), col_u64(&|(l, _)| l.qdisc.stats().drops[r.index()]));
+/// A link's value in one column.
+type Of<T> = Box<dyn Fn(&Link, &LinkRecord) -> T>;
+
+/// A numeric (or flag) column of the queue table, as a function of a link.
+enum Cell {
+    U64(Of<u64>),
+    F64(Of<f64>),
+    Bool(Of<bool>),
+}
+
+fn u64_cell(f: impl Fn(&Link, &LinkRecord) -> u64 + 'static) -> Cell {
+    Cell::U64(Box::new(f))
+}
+
+fn f64_cell(f: impl Fn(&Link, &LinkRecord) -> f64 + 'static) -> Cell {
+    Cell::F64(Box::new(f))
+}
+
+impl Cell {
+    /// Zeroed: its pages cost nothing until a row is written.
+    fn column(&self, rows: usize) -> Column {
+        match self {
+            Cell::U64(_) => Column::U64(vec![0; rows]),
+            Cell::F64(_) => Column::F64(vec![0.0; rows]),
+            Cell::Bool(_) => Column::Bool(vec![false; rows]),
+        }
     }
-    t.push("buffered_drop_bytes", col_u64(&|(l, _)| l.qdisc.stats().buffered_drop_bytes));
-    t.push("marks", col_u64(&|(l, _)| l.qdisc.stats().marks));
-    t.push("arrival_bytes", col_u64(&|(l, _)| l.qdisc.stats().arrival_bytes));
-    t.push("departure_bytes", col_u64(&|(l, _)| l.qdisc.stats().departure_bytes));
-    t.push("backlog_packets", col_u64(&|(l, _)| l.qdisc.backlog().packets));
-    t.push("peak_packets", col_u64(&|(l, _)| l.qdisc.stats().peak_packets));
-    t.push("window_arrivals", col_u64(&|(l, r)| l.qdisc.stats().arrivals - r.at_warmup.arrivals));
-    t.push("window_drops", col_u64(&|(l, r)| l.qdisc.stats().total_drops() - r.at_warmup.drops));
-    t.push(
-        "utilization",
-        col_f64(&|(l, r)| {
-            let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
-            bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
-        }),
-    );
-    t.push(
-        "loss_rate",
-        col_f64(&|(l, r)| {
-            let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
-            let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
-            if arrivals == 0 {
-                0.0
-            } else {
-                drops as f64 / arrivals as f64
-            }
-        }),
-    );
+
+    fn write(&self, column: &mut Column, row: usize, l: &Link, r: &LinkRecord) {
+        match (self, column) {
+            (Cell::U64(f), Column::U64(v)) => v[row] = f(l, r),
+            (Cell::F64(f), Column::F64(v)) => v[row] = f(l, r),
+            (Cell::Bool(f), Column::Bool(v)) => v[row] = f(l, r),
+            _ => unreachable!("a cell writes its own column"),
+        }
+    }
+}
+
+/// Links whose rows are written before their memory is given back.
+const ROWS_PER_CHUNK: usize = 1 << 16;
+
+/// Consumes the links: rows are written from the last link back and the
+/// links freed a chunk at a time, so that the links and the table they
+/// become (each about 250 B a link) are never both whole.
+fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
+    let mut links = std::mem::take(&mut sim.links);
+    let mut records = std::mem::take(&mut sim.link_records);
+    let mut t = Table::default();
+    t.push("link", Column::Str(records.iter_mut().map(|r| std::mem::take(&mut r.name)).collect()));
+    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat { values: nodes.clone(), codes: records.iter().map(end).collect() };
+    t.push("from", ends(|r| r.from));
+    t.push("to", ends(|r| r.to));
+    t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
+    let mut cells: Vec<(String, Cell)> = vec![
+        ("rate_bps".into(), u64_cell(|l, _| l.rate_bps)),
+        ("delay_s".into(), f64_cell(|l, _| secs(l.delay))),
+        ("monitored".into(), Cell::Bool(Box::new(|l, _| l.monitor))),
+        ("arrivals".into(), u64_cell(|l, _| l.qdisc.stats().arrivals)),
+        ("departures".into(), u64_cell(|l, _| l.qdisc.stats().departures)),
+        ("drops".into(), u64_cell(|l, _| l.qdisc.stats().total_drops())),
+    ];
+    for r in DropReason::ALL {
+        cells.push((format!("drops_{}", r.as_str()), u64_cell(move |l, _| l.qdisc.stats().losses().drops[r.index()])));
+    }
+    cells.extend([
+        ("buffered_drop_bytes".into(), u64_cell(|l, _| l.qdisc.stats().losses().buffered_drop_bytes)),
+        ("marks".into(), u64_cell(|l, _| l.qdisc.stats().losses().marks)),
+        ("arrival_bytes".into(), u64_cell(|l, _| l.qdisc.stats().arrival_bytes)),
+        ("departure_bytes".into(), u64_cell(|l, _| l.qdisc.stats().departure_bytes)),
+        ("backlog_packets".into(), u64_cell(|l, _| l.qdisc.backlog().packets)),
+        ("peak_packets".into(), u64_cell(|l, _| l.qdisc.stats().peak_packets)),
+        ("window_arrivals".into(), u64_cell(|l, r| l.qdisc.stats().arrivals - r.at_warmup.arrivals)),
+        ("window_drops".into(), u64_cell(|l, r| l.qdisc.stats().total_drops() - r.at_warmup.drops)),
+        (
+            "utilization".into(),
+            f64_cell(move |l, r| {
+                let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
+                bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
+            }),
+        ),
+        (
+            "loss_rate".into(),
+            f64_cell(|l, r| {
+                let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
+                let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
+                if arrivals == 0 {
+                    0.0
+                } else {
+                    drops as f64 / arrivals as f64
+                }
+            }),
+        ),
+    ]);
     // An unmonitored link has no delays: NaN, as for an empty histogram.
-    let delay = |f: &dyn Fn(&DelayHistogram) -> f64| col_f64(&|(_, r)| r.delays().map_or(f64::NAN, f));
-    t.push("mean_delay_s", delay(&|d| d.mean_s()));
-    t.push("p50_delay_s", delay(&|d| d.quantile_s(0.5)));
-    t.push("p99_delay_s", delay(&|d| d.quantile_s(0.99)));
+    let delay = |f: fn(&DelayHistogram) -> f64| f64_cell(move |_, r| r.delays().map_or(f64::NAN, f));
+    cells.push(("mean_delay_s".into(), delay(|d| d.mean_s())));
+    cells.push(("p50_delay_s".into(), delay(|d| d.quantile_s(0.5))));
+    cells.push(("p99_delay_s".into(), delay(|d| d.quantile_s(0.99))));
+
+    let mut columns: Vec<Column> = cells.iter().map(|(_, cell)| cell.column(links.len())).collect();
+    while !links.is_empty() {
+        let start = links.len().saturating_sub(ROWS_PER_CHUNK);
+        for (i, (l, r)) in links[start..].iter().zip(&records[start..]).enumerate() {
+            for (column, (_, cell)) in columns.iter_mut().zip(&cells) {
+                cell.write(column, start + i, l, r);
+            }
+        }
+        links.truncate(start);
+        links.shrink_to_fit();
+        records.truncate(start);
+        records.shrink_to_fit();
+    }
+    for ((name, _), column) in cells.iter().zip(columns) {
+        t.push(name, column);
+    }
     t
 }
 
-fn series_table(sim: &Simulation) -> Table {
-    let s = &sim.series;
+fn series_table(sim: &mut Simulation) -> Table {
+    let s = std::mem::take(&mut sim.series);
     let entity = s
         .entity
         .iter()
@@ -204,10 +293,10 @@ fn series_table(sim: &Simulation) -> Table {
         })
         .collect();
     let mut t = Table::default();
-    t.push("time_s", Column::F64(s.time_s.clone()));
-    t.push("metric", Column::Str(s.metric.iter().map(|m| m.to_string()).collect()));
+    t.push("time_s", Column::F64(s.time_s));
+    t.push("metric", categorical(s.metric.iter().copied()));
     t.push("entity", Column::Str(entity));
-    t.push("value", Column::F64(s.value.clone()));
+    t.push("value", Column::F64(s.value));
     t
 }
 

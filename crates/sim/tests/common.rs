@@ -118,10 +118,6 @@ pub fn single_flow(buffer: u64, duration: u64, warmup: u64) -> Scenario {
 pub fn series(r: &aqmlab_sim::Results, metric: &str, entity: &str) -> Vec<(f64, f64)> {
     let t = r.timeseries.f64("time_s");
     let v = r.timeseries.f64("value");
-    let (Some(aqmlab_sim::Column::Str(m)), Some(aqmlab_sim::Column::Str(e))) =
-        (r.timeseries.get("metric"), r.timeseries.get("entity"))
-    else {
-        panic!("time series columns missing")
-    };
+    let (m, e) = (r.timeseries.strings("metric"), r.timeseries.strings("entity"));
     (0..t.len()).filter(|&i| m[i] == metric && e[i] == entity).map(|i| (t[i], v[i])).collect()
 }
