@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -94,8 +95,8 @@ class Comparison:
         return f"<= {self.paper + t:.4g}"
 
 
-class Experiment:
-    """One figure of a seed. Subclasses set the class attributes and the four methods."""
+class Experiment(ABC):
+    """One figure of a seed. Subclasses set the class attributes and the five methods."""
 
     id: ClassVar[str]  #: ``module.figure``, e.g. ``appenzeller.fig5_1``
     title: ClassVar[str]
@@ -104,24 +105,25 @@ class Experiment:
     differences: ClassVar[str] = ""  #: where we expect to differ from the paper, and why
     fidelities: ClassVar[dict[str, Any]]  #: ``"quick"`` and ``"paper"`` -> parameters (a dataclass)
 
+    @abstractmethod
     def references(self, params: Any) -> list[Reference]:
         """The paper's values this experiment is judged by (some depend on the points run)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def measure(self, runner: Any, params: Any) -> pl.DataFrame:
         """Run the experiment; one row per point of the figure."""
-        raise NotImplementedError
 
+    @abstractmethod
     def findings(self, table: pl.DataFrame, params: Any) -> dict[str, float | None]:
         """The figures the references compare, by key."""
-        raise NotImplementedError
 
+    @abstractmethod
     def plot(self, table: pl.DataFrame, params: Any, path: Path) -> Path:
-        raise NotImplementedError
+        """Draw the figure to ``path``."""
 
+    @abstractmethod
     def example_scenario(self, params: Any) -> dict[str, Any]:
         """One of the experiment's scenarios (written as ``scenario.toml``)."""
-        raise NotImplementedError
 
 
 @dataclass
