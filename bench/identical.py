@@ -9,6 +9,10 @@ result file. ``summary.json`` is hashed without its ``events`` field, which
 counts the event loop's work and not the simulated network; ``events`` is
 recorded beside it so that ``check`` can say when (and by how much) it
 changed. Wall time lives in ``timing.json``, which is not compared.
+
+The manifest also keeps each run's summary figures, so that when a change is
+deliberate (one that moves results on purpose) ``check`` prints how far each
+figure moved, not only that it did.
 """
 
 from __future__ import annotations
@@ -42,9 +46,21 @@ def fingerprint(scenario: str, seed: int | None) -> dict:
         summary = json.loads((Path(out) / "summary.json").read_text())
         events = summary.pop("events")
         result = {"events": events, "summary.json": hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()}
+        result["figures"] = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         for f in FILES:
             result[f] = hashlib.sha256((Path(out) / f).read_bytes()).hexdigest()
         return result
+
+
+def moved(before: dict, after: dict) -> list[str]:
+    """The summary figures that changed, largest relative change first."""
+    rows = []
+    for k in sorted(before.keys() & after.keys()):
+        a, b = before[k], after[k]
+        if a != b:
+            rel = abs(b - a) / max(abs(a), abs(b))
+            rows.append((rel, f"{k}: {a:.6g} -> {b:.6g} ({rel:.2%})"))
+    return [r for _, r in sorted(rows, reverse=True)]
 
 
 def key(scenario: str, seed: int | None) -> str:
@@ -79,6 +95,9 @@ def main() -> None:
         if was["events"] != now["events"]:
             note += f"; events {was['events']} -> {now['events']} ({now['events'] / was['events'] - 1:+.1%})"
         print(f"{name}: {note}")
+        if "summary.json" in changed:
+            for line in moved(was.get("figures", {}), now["figures"]):
+                print("    " + line)
     print(f"{len(prints) - differ} of {len(prints)} runs identical")
     sys.exit(1 if differ else 0)
 

@@ -20,7 +20,11 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
             // One Python string per distinct value, shared by its rows.
             Column::Cat { values, codes } => {
                 let mut strings: Vec<Option<Bound<'py, PyString>>> = vec![None; values.len()];
-                let mut string = |c: u32| strings[c as usize].get_or_insert_with(|| PyString::new(py, &values[c as usize])).clone();
+                let mut string = |c: u32| {
+                    strings[c as usize]
+                        .get_or_insert_with(|| PyString::new(py, &values[c as usize]))
+                        .clone()
+                };
                 PyList::new(py, codes.iter().map(|&c| string(c)))?
             }
             Column::Bool(v) => PyList::new(py, v)?,
@@ -55,7 +59,11 @@ fn to_python<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> 
 /// called every quarter second or so of wall time.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, progress=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -89,7 +97,9 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!("internal error in the simulator (a bug): {msg}")))
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in the simulator (a bug): {msg}"
+            )))
         }
     }
 }
@@ -100,7 +110,8 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, progress: Option<Py<PyAny>>) -
 fn validate_qdisc(spec_json: &str) -> PyResult<()> {
     let spec: aqmlab_sim::scenario::QdiscSpec =
         serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    spec.validate().map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))
+    spec.validate()
+        .map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))
 }
 
 /// The version of the simulator core.

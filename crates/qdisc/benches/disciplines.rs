@@ -31,7 +31,10 @@ const DISCIPLINES: &[(&str, &str)] = &[
     ("tdrr", r#"{"kind": "tdrr"}"#),
     ("qsdrr", r#"{"kind": "qsdrr"}"#),
     ("qsdrr-buckets100", r#"{"kind": "qsdrr", "queues": 100}"#),
-    ("qsdrr-bloom100", r#"{"kind": "qsdrr", "queues": 100, "mapping": "bloom"}"#),
+    (
+        "qsdrr-bloom100",
+        r#"{"kind": "qsdrr", "queues": 100, "mapping": "bloom"}"#,
+    ),
     ("dtdrr", r#"{"kind": "dtdrr"}"#),
     ("dsdrr", r#"{"kind": "dsdrr"}"#),
     ("wdrr", r#"{"kind": "wdrr"}"#),
@@ -45,8 +48,14 @@ const DISCIPLINES: &[(&str, &str)] = &[
     ("sfed-randomized", r#"{"kind": "sfed", "randomized": true}"#),
     ("red", r#"{"kind": "red", "min_th": 2500, "max_th": 7500}"#),
     ("ared", r#"{"kind": "ared"}"#),
-    ("fred", r#"{"kind": "fred", "limit": 10000, "min_th": 2500, "max_th": 7500}"#),
-    ("choke", r#"{"kind": "choke", "limit": 10000, "min_th": 2500, "max_th": 7500}"#),
+    (
+        "fred",
+        r#"{"kind": "fred", "limit": 10000, "min_th": 2500, "max_th": 7500}"#,
+    ),
+    (
+        "choke",
+        r#"{"kind": "choke", "limit": 10000, "min_th": 2500, "max_th": 7500}"#,
+    ),
     ("codel", r#"{"kind": "codel"}"#),
     ("fq_codel", r#"{"kind": "fq_codel", "limit": 10000}"#),
     ("pie", r#"{"kind": "pie"}"#),
@@ -102,7 +111,11 @@ impl Driver {
         self.i += 1;
         self.seq += 1;
         self.now += 1_000;
-        self.q.enqueue(TestPacket::new(flow, self.seq, PACKET), self.now, &mut self.verdicts);
+        self.q.enqueue(
+            TestPacket::new(flow, self.seq, PACKET),
+            self.now,
+            &mut self.verdicts,
+        );
     }
 
     #[inline]

@@ -70,7 +70,9 @@ impl AredParams {
     /// The RED parameters after section 5's automatic settings.
     pub fn resolve(&self) -> RedParams {
         let c = self.packets_per_second();
-        let min_th = self.min_th.unwrap_or_else(|| (self.target_delay as f64 * 1e-9 * c / 2.0).max(5.0));
+        let min_th = self
+            .min_th
+            .unwrap_or_else(|| (self.target_delay as f64 * 1e-9 * c / 2.0).max(5.0));
         let max_th = self.max_th.unwrap_or(3.0 * min_th);
         let w_q = self.w_q.unwrap_or_else(|| 1.0 - (-1.0 / c).exp());
         RedParams {
@@ -98,7 +100,12 @@ pub struct Ared<P> {
 
 impl<P: Packet> Ared<P> {
     pub fn new(params: AredParams, seed: u64) -> Self {
-        Self { red: Red::new(params.resolve(), seed), interval: params.interval, beta: params.beta, last_adapt: 0 }
+        Self {
+            red: Red::new(params.resolve(), seed),
+            interval: params.interval,
+            beta: params.beta,
+            last_adapt: 0,
+        }
     }
 
     pub fn max_p(&self) -> f64 {
@@ -112,7 +119,10 @@ impl<P: Packet> Ared<P> {
     /// Figure 5's AIMD step on `max_p`.
     fn adapt(&mut self) {
         let p = self.red.params();
-        let (lo, hi) = (p.min_th + 0.4 * (p.max_th - p.min_th), p.min_th + 0.6 * (p.max_th - p.min_th));
+        let (lo, hi) = (
+            p.min_th + 0.4 * (p.max_th - p.min_th),
+            p.min_th + 0.6 * (p.max_th - p.min_th),
+        );
         let avg = self.red.avg();
         let max_p = p.max_p;
         if avg > hi && max_p <= 0.5 {
@@ -162,7 +172,11 @@ mod tests {
         assert!((r.w_q - (1.0 - (-1.0f64 / 1250.0).exp())).abs() < 1e-15);
         assert!(r.gentle);
         // 100 Mb/s: C = 12500, min_th = 31.25, max_th = 93.75.
-        let r = AredParams { link_rate_bps: 100_000_000, ..Default::default() }.resolve();
+        let r = AredParams {
+            link_rate_bps: 100_000_000,
+            ..Default::default()
+        }
+        .resolve();
         assert_eq!(r.min_th, 31.25);
         assert_eq!(r.max_th, 93.75);
     }
@@ -170,12 +184,23 @@ mod tests {
     #[test]
     fn max_p_is_aimd_toward_the_target_band() {
         // min 5, max 15: band [9, 11].
-        let mut a: Ared<TestPacket> = Ared::new(AredParams { w_q: Some(1.0), limit: Limit::Packets(1000), ..Default::default() }, 1);
+        let mut a: Ared<TestPacket> = Ared::new(
+            AredParams {
+                w_q: Some(1.0),
+                limit: Limit::Packets(1000),
+                ..Default::default()
+            },
+            1,
+        );
         let mut v = Verdicts::new();
         let second = 1_000_000_000;
         // Hold 20 packets (avg 20 > 11): +min(0.01, max_p/4) each interval.
         for i in 0..20 {
-            a.red.apply(TestPacket::new(1, i, 1000), crate::red::RedVerdict::Accept, &mut v);
+            a.red.apply(
+                TestPacket::new(1, i, 1000),
+                crate::red::RedVerdict::Accept,
+                &mut v,
+            );
         }
         a.red.update_average(0);
         a.last_adapt = 0;

@@ -44,7 +44,10 @@ impl BlueProbability {
     /// (Linux SFB has no hold).
     #[inline]
     fn may_update(&self, now: Time, freeze: Time) -> bool {
-        freeze == 0 || self.last_update.is_none_or(|t| now.saturating_sub(t) > freeze)
+        freeze == 0
+            || self
+                .last_update
+                .is_none_or(|t| now.saturating_sub(t) > freeze)
     }
 
     /// Congestion (loss or a long queue): raise by `d1` unless frozen.
@@ -80,7 +83,15 @@ pub struct Blue<P> {
 }
 
 impl<P: Packet> Blue<P> {
-    pub fn new(limit: Limit, d1: f64, d2: f64, freeze: Time, threshold: Option<u64>, ecn: bool, seed: u64) -> Self {
+    pub fn new(
+        limit: Limit,
+        d1: f64,
+        d2: f64,
+        freeze: Time,
+        threshold: Option<u64>,
+        ecn: bool,
+        seed: u64,
+    ) -> Self {
         Self {
             queue: VecDeque::new(),
             bytes: 0,
@@ -151,7 +162,10 @@ impl<P: Packet> QueueDiscipline<P> for Blue<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -174,8 +188,18 @@ mod tests {
         for (i, t) in [0, 5 * MS, 10 * MS, 10 * MS + 1].into_iter().enumerate() {
             b.enqueue(TestPacket::new(2, i as u64, 100), t, &mut v);
         }
-        assert!((b.probability() - 0.04).abs() < 1e-12, "{}", b.probability());
-        assert_eq!(v.dropped().iter().filter(|d| d.reason == DropReason::Overflow).count(), 4);
+        assert!(
+            (b.probability() - 0.04).abs() < 1e-12,
+            "{}",
+            b.probability()
+        );
+        assert_eq!(
+            v.dropped()
+                .iter()
+                .filter(|d| d.reason == DropReason::Overflow)
+                .count(),
+            4
+        );
     }
 
     #[test]
@@ -209,6 +233,9 @@ mod tests {
         b.enqueue(TestPacket::new(3, 0, 100), 10 * MS, &mut v);
         assert_eq!(b.backlog().packets, before + 1);
         assert_eq!(v.marked(), 1);
-        assert_eq!(v.dropped().last().map(|d| (d.packet.flow, d.reason)), Some((3, DropReason::Early)));
+        assert_eq!(
+            v.dropped().last().map(|d| (d.packet.flow, d.reason)),
+            Some((3, DropReason::Early))
+        );
     }
 }

@@ -32,7 +32,11 @@ pub struct CbtParams {
 
 impl Default for CbtParams {
     fn default() -> Self {
-        Self { red: LinuxRedParams::default(), mm_threshold: 10.0, udp_threshold: 2.0 }
+        Self {
+            red: LinuxRedParams::default(),
+            mm_threshold: 10.0,
+            udp_threshold: 2.0,
+        }
     }
 }
 
@@ -52,7 +56,13 @@ impl<P: Packet> Cbt<P> {
         let mut thresholds = [None; TrafficClass::COUNT];
         thresholds[TrafficClass::UdpTagged.index()] = scaled(params.mm_threshold);
         thresholds[TrafficClass::UdpUntagged.index()] = scaled(params.udp_threshold);
-        Ok(Self { queue: VecDeque::new(), bytes: 0, core, classes: Default::default(), thresholds })
+        Ok(Self {
+            queue: VecDeque::new(),
+            bytes: 0,
+            core,
+            classes: Default::default(),
+            thresholds,
+        })
     }
 
     pub fn core(&self) -> &LinuxRedCore {
@@ -121,7 +131,10 @@ impl<P: Packet> QueueDiscipline<P> for Cbt<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -140,7 +153,11 @@ mod tests {
     fn class_averages_add_up_to_red_average() {
         let mut cbt: Cbt<TestPacket> = Cbt::new(&CbtParams::default(), 1).unwrap();
         let mut v = Verdicts::new();
-        let classes = [TrafficClass::Tcp, TrafficClass::UdpTagged, TrafficClass::UdpUntagged];
+        let classes = [
+            TrafficClass::Tcp,
+            TrafficClass::UdpTagged,
+            TrafficClass::UdpUntagged,
+        ];
         for i in 0..12 {
             cbt.enqueue(pkt(i % 3, i, classes[(i % 3) as usize]), 0, &mut v);
         }

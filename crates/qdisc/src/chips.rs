@@ -55,7 +55,13 @@ pub(crate) struct CutInQueue<P> {
 
 impl<P: Packet> CutInQueue<P> {
     pub fn new() -> Self {
-        Self { main: VecDeque::new(), inorder: VecDeque::new(), main_bytes: 0, bytes: 0, packets: 0 }
+        Self {
+            main: VecDeque::new(),
+            inorder: VecDeque::new(),
+            main_bytes: 0,
+            bytes: 0,
+            packets: 0,
+        }
     }
 
     #[inline]
@@ -133,7 +139,9 @@ impl<P: Packet> CutInQueue<P> {
             }
             Entry::Slot(len) => {
                 self.main_bytes -= len as u64;
-                self.inorder.pop_front().expect("one in-order packet per slot")
+                self.inorder
+                    .pop_front()
+                    .expect("one in-order packet per slot")
             }
         };
         self.bytes -= packet.size() as u64;
@@ -187,11 +195,22 @@ mod tests {
         // avg 2000 -> slot at index 2, ahead of mm0's slot.
         q.push_multimedia(mm(0, 1000), None);
         q.push_multimedia(mm(1, 200), Some(2000));
-        let order: Vec<(u64, u64, u32)> = std::iter::from_fn(|| q.pop()).map(|p| (p.flow, p.seq, p.size)).collect();
+        let order: Vec<(u64, u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|p| (p.flow, p.seq, p.size))
+            .collect();
         // The first slot (index 2) sends mm0, the oldest; the later one mm1.
         assert_eq!(
             order,
-            vec![(1, 0, 1000), (1, 1, 1000), (9, 0, 1000), (1, 2, 1000), (1, 3, 1000), (1, 4, 1000), (1, 5, 1000), (9, 1, 200)]
+            vec![
+                (1, 0, 1000),
+                (1, 1, 1000),
+                (9, 0, 1000),
+                (1, 2, 1000),
+                (1, 3, 1000),
+                (1, 4, 1000),
+                (1, 5, 1000),
+                (9, 1, 200)
+            ]
         );
         assert_eq!(q.bytes(), 0);
         assert_eq!(q.main_bytes(), 0);

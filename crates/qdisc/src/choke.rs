@@ -155,7 +155,9 @@ impl<P: Packet> Choke<P> {
 
     /// Close the holes when the ring is full of them.
     fn compact(&mut self) {
-        let packets: Vec<P> = (0..self.span()).filter_map(|i| self.tab[(self.head + i) & self.mask].take()).collect();
+        let packets: Vec<P> = (0..self.span())
+            .filter_map(|i| self.tab[(self.head + i) & self.mask].take())
+            .collect();
         self.head = 0;
         self.tail = packets.len();
         for (i, p) in packets.into_iter().enumerate() {
@@ -196,7 +198,10 @@ impl<P: Packet> QueueDiscipline<P> for Choke<P> {
         } else {
             // Draw a packet at random from the queue and compare flows.
             if let Some(idx) = self.draw() {
-                if self.tab[idx].as_ref().is_some_and(|q| q.flow_key() == packet.flow_key()) {
+                if self.tab[idx]
+                    .as_ref()
+                    .is_some_and(|q| q.flow_key() == packet.flow_key())
+                {
                     let victim = self.take(idx);
                     verdicts.discard(victim, DropReason::Policy);
                     verdicts.refuse(packet, DropReason::Policy);
@@ -261,7 +266,10 @@ impl<P: Packet> QueueDiscipline<P> for Choke<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.packets, bytes: self.bytes }
+        Backlog {
+            packets: self.packets,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -271,7 +279,17 @@ mod tests {
     use crate::testkit::TestPacket;
 
     fn choke(min_th: f64, max_th: f64, limit: u64) -> Choke<TestPacket> {
-        Choke::new(ChokeParams { min_th, max_th, limit, w_q: 1.0, max_p: 0.0, ..Default::default() }, 8)
+        Choke::new(
+            ChokeParams {
+                min_th,
+                max_th,
+                limit,
+                w_q: 1.0,
+                max_p: 0.0,
+                ..Default::default()
+            },
+            8,
+        )
     }
 
     #[test]
@@ -284,13 +302,26 @@ mod tests {
         }
         assert!(v.dropped().is_empty());
         c.enqueue(TestPacket::new(7, 3, 1000), 0, &mut v); // avg 3 > 2: match
-        let d: Vec<(u64, u8, bool)> = v.dropped().iter().map(|d| (d.packet.seq, d.reason as u8, d.buffered)).collect();
+        let d: Vec<(u64, u8, bool)> = v
+            .dropped()
+            .iter()
+            .map(|d| (d.packet.seq, d.reason as u8, d.buffered))
+            .collect();
         assert_eq!(d.len(), 2);
-        assert_eq!(d[1], (3, DropReason::Policy as u8, false), "the arrival, refused");
-        assert!(d[0].0 < 3 && d[0].1 == DropReason::Policy as u8 && d[0].2, "a queued victim");
+        assert_eq!(
+            d[1],
+            (3, DropReason::Policy as u8, false),
+            "the arrival, refused"
+        );
+        assert!(
+            d[0].0 < 3 && d[0].1 == DropReason::Policy as u8 && d[0].2,
+            "a queued victim"
+        );
         assert_eq!(c.backlog().packets, 2);
         // The survivors still leave in order.
-        let out: Vec<u64> = std::iter::from_fn(|| c.dequeue(0, &mut v)).map(|p| p.seq).collect();
+        let out: Vec<u64> = std::iter::from_fn(|| c.dequeue(0, &mut v))
+            .map(|p| p.seq)
+            .collect();
         assert!(out.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -325,7 +356,17 @@ mod tests {
         // Distinct flows (no matches), max_p 0.5, avg held at mid-range:
         // p_b = 0.25, drop when 0.25 count >= R: count 4 always drops, so at
         // most 4 packets pass between drops, about 1600 drops in 4000.
-        let mut c = Choke::new(ChokeParams { min_th: 0.5, max_th: 10_000.0, limit: 100_000, w_q: 1.0, max_p: 0.5, ..Default::default() }, 3);
+        let mut c = Choke::new(
+            ChokeParams {
+                min_th: 0.5,
+                max_th: 10_000.0,
+                limit: 100_000,
+                w_q: 1.0,
+                max_p: 0.5,
+                ..Default::default()
+            },
+            3,
+        );
         let mut v = Verdicts::new();
         // A zero-weight average stays where it is set: avg 5000.25.
         c.avg = Ewma::new(0.0);

@@ -27,7 +27,12 @@ pub struct Codel<P> {
 
 impl<P: Packet> Codel<P> {
     pub fn new(limit: Limit, params: CodelParams) -> Self {
-        Self { queue: FlowQueues::new(1), limit, params, vars: CodelVars::default() }
+        Self {
+            queue: FlowQueues::new(1),
+            limit,
+            params,
+            vars: CodelVars::default(),
+        }
     }
 
     pub fn vars(&self) -> &CodelVars {
@@ -49,7 +54,10 @@ impl<P: Packet> QueueDiscipline<P> for Codel<P> {
     }
 
     fn dequeue(&mut self, now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
-        let mut head = FlowHead { queues: &mut self.queue, q: 0 };
+        let mut head = FlowHead {
+            queues: &mut self.queue,
+            q: 0,
+        };
         self.vars.dequeue(&self.params, now, &mut head, verdicts)
     }
 
@@ -68,7 +76,15 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn codel(ecn: bool) -> Codel<TestPacket> {
-        Codel::new(Limit::Packets(10_000), CodelParams { target: 5 * MS, interval: 100 * MS, mtu: 1500, ecn })
+        Codel::new(
+            Limit::Packets(10_000),
+            CodelParams {
+                target: 5 * MS,
+                interval: 100 * MS,
+                mtu: 1500,
+                ecn,
+            },
+        )
     }
 
     /// A standing queue: 1000 packets at t = 0, served one per ms. The head's
@@ -102,7 +118,10 @@ mod tests {
             next = control_law(next, 100 * MS, k as u32 + 1);
         }
         // 105, 205, 275.7->276, 333.4->334, 383.4->384, ... : at least 8 drops by 600 ms.
-        assert_eq!(&drop_times[..5], &[105 * MS, 205 * MS, 276 * MS, 334 * MS, 384 * MS]);
+        assert_eq!(
+            &drop_times[..5],
+            &[105 * MS, 205 * MS, 276 * MS, 334 * MS, 384 * MS]
+        );
         assert!(drop_times.len() >= 8);
         assert_eq!(q.vars().count as usize, drop_times.len());
     }
@@ -139,7 +158,11 @@ mod tests {
             t += 1;
             q.dequeue(t * MS, &mut v);
         }
-        assert!(q.vars().count > 1, "count {} resumed from {count}", q.vars().count);
+        assert!(
+            q.vars().count > 1,
+            "count {} resumed from {count}",
+            q.vars().count
+        );
     }
 
     #[test]

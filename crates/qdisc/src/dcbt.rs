@@ -188,7 +188,10 @@ impl<P: Packet> Dcbt<P> {
     fn udp_count(&self) -> u64 {
         match self.udp_flows {
             UdpFlows::Untagged => self.flows.count(TrafficClass::UdpUntagged),
-            UdpFlows::AllUdp => self.flows.count(TrafficClass::UdpUntagged) + self.flows.count(TrafficClass::UdpTagged),
+            UdpFlows::AllUdp => {
+                self.flows.count(TrafficClass::UdpUntagged)
+                    + self.flows.count(TrafficClass::UdpTagged)
+            }
         }
     }
 
@@ -199,7 +202,10 @@ impl<P: Packet> Dcbt<P> {
         let (flows, base) = match class {
             TrafficClass::Tcp => return false,
             TrafficClass::UdpTagged => (self.flows.count(class), self.core.qave_scaled()),
-            TrafficClass::UdpUntagged => (self.udp_count(), self.udp_base_scaled.unwrap_or(self.core.qave_scaled())),
+            TrafficClass::UdpUntagged => (
+                self.udp_count(),
+                self.udp_base_scaled.unwrap_or(self.core.qave_scaled()),
+            ),
         };
         let cavg = self.classes[class.index()].avg as u128;
         if total == 0 {
@@ -213,7 +219,8 @@ impl<P: Packet> Dcbt<P> {
         let ratio = self.chips_ratio?;
         let avg = self.core.avg_bytes();
         let mm = self.flows.count(TrafficClass::UdpTagged) as f64;
-        (self.core.qave_scaled() > self.core.config().qth_min << self.core.wlog() && mm <= ratio * self.flows.total as f64)
+        (self.core.qave_scaled() > self.core.config().qth_min << self.core.wlog()
+            && mm <= ratio * self.flows.total as f64)
             .then_some(avg)
     }
 }
@@ -247,7 +254,9 @@ impl<P: Packet> QueueDiscipline<P> for Dcbt<P> {
                 verdicts.refuse(packet, DropReason::Policy);
                 None
             }
-            Region::Between if self.core.random_drop() => self.core.congestion(packet, fits, verdicts),
+            Region::Between if self.core.random_drop() => {
+                self.core.congestion(packet, fits, verdicts)
+            }
             Region::Between => Some(packet),
         };
         if let Some(p) = admitted {
@@ -280,7 +289,10 @@ impl<P: Packet> QueueDiscipline<P> for Dcbt<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.packets(), bytes: self.queue.bytes() }
+        Backlog {
+            packets: self.queue.packets(),
+            bytes: self.queue.bytes(),
+        }
     }
 
     fn next_wakeup(&self) -> Option<Time> {
@@ -336,12 +348,18 @@ mod tests {
         let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), 1).unwrap();
         let mut v = Verdicts::new();
         // One flow per class: th_MM = avg/3, th_UDP = 4000/3 = 1333 B.
-        for (f, c) in [(1, TrafficClass::Tcp), (2, TrafficClass::UdpTagged), (3, TrafficClass::UdpUntagged)] {
+        for (f, c) in [
+            (1, TrafficClass::Tcp),
+            (2, TrafficClass::UdpTagged),
+            (3, TrafficClass::UdpUntagged),
+        ] {
             d.flows.account(f, c, 0);
         }
         let w = d.core.wlog();
         d.core.set_qave_for_tests(9000 << w);
-        let set = |d: &mut Dcbt<TestPacket>, class: TrafficClass, bytes: u64| d.classes[class.index()].avg = bytes << w;
+        let set = |d: &mut Dcbt<TestPacket>, class: TrafficClass, bytes: u64| {
+            d.classes[class.index()].avg = bytes << w
+        };
         set(&mut d, TrafficClass::UdpUntagged, 1333);
         assert!(!d.over_threshold(TrafficClass::UdpUntagged));
         set(&mut d, TrafficClass::UdpUntagged, 1334);
@@ -371,7 +389,10 @@ mod tests {
     #[test]
     fn chips_delivers_multimedia_in_order_ahead_of_fifo() {
         let params = DcbtParams {
-            red: LinuxRedParams { probability: 1e-5, ..Default::default() },
+            red: LinuxRedParams {
+                probability: 1e-5,
+                ..Default::default()
+            },
             chips_ratio: Some(0.5),
             ..Default::default()
         };
@@ -391,8 +412,15 @@ mod tests {
         // avg 9826 B: after 8 packets and the first slot (9000 <= 9826 < 10000).
         assert_eq!(d.core.avg_bytes(), 9826);
         assert!(v.dropped().is_empty(), "{:?}", v.dropped());
-        let order: Vec<(u64, u64)> = std::iter::from_fn(|| d.dequeue(0, &mut v)).map(|p| (p.flow, p.seq)).collect();
-        let mm: Vec<usize> = order.iter().enumerate().filter(|(_, p)| p.0 == 2).map(|(i, _)| i).collect();
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| d.dequeue(0, &mut v))
+            .map(|p| (p.flow, p.seq))
+            .collect();
+        let mm: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.0 == 2)
+            .map(|(i, _)| i)
+            .collect();
         // Positions 8 and 9 instead of 14 and 16 in a FIFO, in order.
         assert_eq!(mm, vec![8, 9]);
         assert_eq!(order[8], (2, 0));
@@ -406,7 +434,10 @@ mod tests {
     #[test]
     fn chips_waits_for_the_flow_mix() {
         // Only multimedia flows: total (1) < 2 mm (2): no cut-in.
-        let params = DcbtParams { chips_ratio: Some(0.5), ..Default::default() };
+        let params = DcbtParams {
+            chips_ratio: Some(0.5),
+            ..Default::default()
+        };
         let mut d: Dcbt<TestPacket> = Dcbt::new(&params, 3).unwrap();
         let w = d.core.wlog();
         d.flows.account(2, TrafficClass::UdpTagged, 0);

@@ -13,12 +13,22 @@ pub struct DropTail<P> {
 
 impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
-        Self { queue: VecDeque::new(), limit, bytes: 0 }
+        Self {
+            queue: VecDeque::new(),
+            limit,
+            bytes: 0,
+        }
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
+    }
+
+    /// The packet that would leave next.
+    #[inline]
+    pub fn front(&self) -> Option<&P> {
+        self.queue.front()
     }
 
     #[inline]
@@ -51,6 +61,9 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     #[inline]
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }

@@ -50,7 +50,12 @@ pub struct DrrLqd<P> {
 
 impl<P: Packet> DrrLqd<P> {
     pub fn new(limit: Limit, quantum: u32, map: QueueMap, drop_from: DropEnd, seed: u64) -> Self {
-        Self { q: DrrQueues::new(map, quantum as u64, true), limit, drop_from, rng: Rng::stream(seed, 0x11d) }
+        Self {
+            q: DrrQueues::new(map, quantum as u64, true),
+            limit,
+            drop_from,
+            rng: Rng::stream(seed, 0x11d),
+        }
     }
 }
 
@@ -67,7 +72,11 @@ impl<P: Packet> QueueDiscipline<P> for DrrLqd<P> {
         }
         let dst = self.q.classify(packet.flow_key());
         while !self.limit.admits(self.q.backlog(), packet.size()) {
-            let victim = self.q.lengths().longest_random(&mut self.rng).expect("a full buffer has a longest queue");
+            let victim = self
+                .q
+                .lengths()
+                .longest_random(&mut self.rng)
+                .expect("a full buffer has a longest queue");
             let dropped = match self.drop_from {
                 DropEnd::Front => self.q.discard_front(victim),
                 DropEnd::Tail => self.q.discard_back(victim),
@@ -101,7 +110,13 @@ mod tests {
     use crate::testkit::TestPacket;
 
     fn lqd(limit: u64, drop_from: DropEnd) -> DrrLqd<TestPacket> {
-        DrrLqd::new(Limit::Packets(limit), 1500, QueueMap::per_flow(), drop_from, 1)
+        DrrLqd::new(
+            Limit::Packets(limit),
+            1500,
+            QueueMap::per_flow(),
+            drop_from,
+            1,
+        )
     }
 
     fn drops(v: &mut Verdicts<TestPacket>) -> Vec<(u64, u64, bool)> {
@@ -142,7 +157,13 @@ mod tests {
     #[test]
     fn with_buckets_the_longest_queue_is_a_bucket_not_a_flow() {
         // Two buckets by flow mod 2: flows 0 and 2 share bucket 0.
-        let mut d = DrrLqd::new(Limit::Packets(5), 1500, QueueMap::Modulo { count: 2 }, DropEnd::Front, 1);
+        let mut d = DrrLqd::new(
+            Limit::Packets(5),
+            1500,
+            QueueMap::Modulo { count: 2 },
+            DropEnd::Front,
+            1,
+        );
         let mut v = Verdicts::new();
         for s in 0..2 {
             d.enqueue(TestPacket::new(0, s, 1500), 0, &mut v);
@@ -168,7 +189,13 @@ mod tests {
 
     #[test]
     fn byte_limit_pushes_out_until_the_arrival_fits() {
-        let mut d = DrrLqd::new(Limit::Bytes(3000), 1500, QueueMap::per_flow(), DropEnd::Front, 1);
+        let mut d = DrrLqd::new(
+            Limit::Bytes(3000),
+            1500,
+            QueueMap::per_flow(),
+            DropEnd::Front,
+            1,
+        );
         let mut v = Verdicts::new();
         for s in 0..3 {
             d.enqueue(TestPacket::new(0, s, 1000), 0, &mut v);
@@ -176,7 +203,13 @@ mod tests {
         // A 1500-byte arrival needs two 1000-byte packets out.
         d.enqueue(TestPacket::new(1, 0, 1500), 0, &mut v);
         assert_eq!(drops(&mut v), vec![(0, 0, true), (0, 1, true)]);
-        assert_eq!(d.backlog(), Backlog { packets: 2, bytes: 2500 });
+        assert_eq!(
+            d.backlog(),
+            Backlog {
+                packets: 2,
+                bytes: 2500
+            }
+        );
         // A packet larger than the whole buffer is refused, nothing pushed out.
         d.enqueue(TestPacket::new(2, 0, 4000), 0, &mut v);
         let mut refused = Vec::new();

@@ -101,7 +101,9 @@ impl<P: Packet> Dsdrr<P> {
 
     /// The current W.
     pub fn w(&self) -> usize {
-        self.w.unwrap_or_else(|| ((self.params.w_init * self.q.count() as f64).ceil() as usize).clamp(1, self.w_cap()))
+        self.w.unwrap_or_else(|| {
+            ((self.params.w_init * self.q.count() as f64).ceil() as usize).clamp(1, self.w_cap())
+        })
     }
 
     /// Number of queues in discard state.
@@ -209,7 +211,11 @@ impl<P: Packet> QueueDiscipline<P> for Dsdrr<P> {
     }
 
     fn next_wakeup(&self) -> Option<Time> {
-        Some(self.q.next_wakeup().map_or(self.next_period, |t| t.min(self.next_period)))
+        Some(
+            self.q
+                .next_wakeup()
+                .map_or(self.next_period, |t| t.min(self.next_period)),
+        )
     }
 
     fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
@@ -226,11 +232,22 @@ mod tests {
     const S: Time = 1_000_000_000;
 
     fn params() -> DsdrrParams {
-        DsdrrParams { alpha: 0.1, period: S, w_init: 0.1, w_max: 0.5, over_w: OverW::Accept }
+        DsdrrParams {
+            alpha: 0.1,
+            period: S,
+            w_init: 0.1,
+            w_max: 0.5,
+            over_w: OverW::Accept,
+        }
     }
 
     fn dsdrr(limit: u64, queues: usize) -> Dsdrr<TestPacket> {
-        Dsdrr::new(Limit::Packets(limit), 1500, QueueMap::Modulo { count: queues }, params())
+        Dsdrr::new(
+            Limit::Packets(limit),
+            1500,
+            QueueMap::Modulo { count: queues },
+            params(),
+        )
     }
 
     fn reasons(v: &mut Verdicts<TestPacket>) -> Vec<(u64, u64, DropReason)> {
@@ -287,7 +304,10 @@ mod tests {
         assert!(d.is_marked(0) && d.is_marked(1) && !d.is_marked(2));
         assert_eq!((d.q.len(0), d.q.len(1), d.q.len(2)), (10, 9, 12));
         use DropReason::{Overflow as O, Policy as P};
-        assert_eq!(reasons(&mut v), vec![(0, 10, O), (0, 11, P), (1, 9, O), (1, 10, P), (1, 11, P)]);
+        assert_eq!(
+            reasons(&mut v),
+            vec![(0, 10, O), (0, 11, P), (1, 9, O), (1, 10, P), (1, 11, P)]
+        );
     }
 
     #[test]
@@ -296,7 +316,10 @@ mod tests {
             Limit::Packets(100),
             1500,
             QueueMap::Modulo { count: 20 },
-            DsdrrParams { over_w: OverW::Drop, ..params() },
+            DsdrrParams {
+                over_w: OverW::Drop,
+                ..params()
+            },
         );
         let mut v = Verdicts::new();
         for f in 0..3 {
@@ -315,7 +338,10 @@ mod tests {
             Limit::Packets(10),
             1500,
             QueueMap::Modulo { count: 10 },
-            DsdrrParams { alpha: 100.0, ..params() },
+            DsdrrParams {
+                alpha: 100.0,
+                ..params()
+            },
         );
         let mut v = Verdicts::new();
         for s in 0..5 {
@@ -339,7 +365,10 @@ mod tests {
             Limit::Packets(4),
             1500,
             QueueMap::Modulo { count: 20 },
-            DsdrrParams { alpha: 100.0, ..params() },
+            DsdrrParams {
+                alpha: 100.0,
+                ..params()
+            },
         );
         let mut v = Verdicts::new();
         assert_eq!(d.next_wakeup(), Some(S));

@@ -39,7 +39,11 @@ pub struct Dtdrr<P> {
 
 impl<P: Packet> Dtdrr<P> {
     pub fn new(limit: Limit, quantum: u32, map: QueueMap, alpha: f64) -> Self {
-        Self { q: DrrQueues::new(map, quantum as u64, false), limit, alpha }
+        Self {
+            q: DrrQueues::new(map, quantum as u64, false),
+            limit,
+            alpha,
+        }
     }
 }
 
@@ -53,7 +57,9 @@ impl<P: Packet> QueueDiscipline<P> for Dtdrr<P> {
         let dst = self.q.classify(packet.flow_key());
         let backlog = self.q.backlog();
         let free = free_space(self.limit, backlog) as f64;
-        if !self.limit.admits(backlog, packet.size()) || self.q.size_in(dst, self.limit) as f64 >= self.alpha * free {
+        if !self.limit.admits(backlog, packet.size())
+            || self.q.size_in(dst, self.limit) as f64 >= self.alpha * free
+        {
             verdicts.refuse(packet, DropReason::Overflow);
         } else {
             self.q.push(dst, packet);
@@ -84,7 +90,12 @@ mod tests {
     use crate::testkit::TestPacket;
 
     fn settle(b: u64, n: u64, alpha: f64) -> (Vec<usize>, u64) {
-        let mut d = Dtdrr::new(Limit::Packets(b), 1500, QueueMap::Modulo { count: n as usize }, alpha);
+        let mut d = Dtdrr::new(
+            Limit::Packets(b),
+            1500,
+            QueueMap::Modulo { count: n as usize },
+            alpha,
+        );
         let mut v = Verdicts::new();
         // Every flow offers far more than its share, round robin, no service.
         for round in 0..b {
@@ -122,7 +133,10 @@ mod tests {
             d.enqueue(TestPacket::new(0, s, 1500), 0, &mut v);
         }
         assert_eq!(d.backlog().packets, 4);
-        assert_eq!(v.dropped().iter().map(|x| x.packet.seq).collect::<Vec<_>>(), vec![4]);
+        assert_eq!(
+            v.dropped().iter().map(|x| x.packet.seq).collect::<Vec<_>>(),
+            vec![4]
+        );
         // Another queue still gets in: Q1 = 0 < 2 * 2; then 1 < 2; then
         // 2 >= 0 (F = 0): dropped.
         for s in 0..3 {

@@ -45,7 +45,12 @@ impl Default for FqCodelParams {
             limit: 10_240,
             memory_limit: 32 << 20,
             drop_batch_size: 64,
-            codel: CodelParams { target: 5_000_000, interval: 100_000_000, mtu: 1514, ecn: true },
+            codel: CodelParams {
+                target: 5_000_000,
+                interval: 100_000_000,
+                mtu: 1514,
+                ecn: true,
+            },
         }
     }
 }
@@ -90,7 +95,9 @@ impl<P: Packet> FqCodel<P> {
         let mut len = 0u64;
         let mut i = 0;
         loop {
-            let Some(p) = self.queues.pop_front(fat) else { break };
+            let Some(p) = self.queues.pop_front(fat) else {
+                break;
+            };
             len += p.size() as u64;
             verdicts.discard(p.packet, DropReason::PushOut);
             i += 1;
@@ -123,7 +130,10 @@ impl<P: Packet> QueueDiscipline<P> for FqCodel<P> {
                 self.round.rotate_head();
                 continue;
             }
-            let mut head = FlowHead { queues: &mut self.queues, q };
+            let mut head = FlowHead {
+                queues: &mut self.queues,
+                q,
+            };
             match self.vars[q].dequeue(&self.params.codel, now, &mut head, verdicts) {
                 None => self.round.retire_head(),
                 Some(p) => {
@@ -147,7 +157,10 @@ mod tests {
     /// Keys that land in distinct queues.
     fn distinct_keys(fq: &FqCodel<TestPacket>, n: usize) -> Vec<u64> {
         let mut seen = std::collections::HashSet::new();
-        (0..).filter(|&k| seen.insert(fq.queue_of(k))).take(n).collect()
+        (0..)
+            .filter(|&k| seen.insert(fq.queue_of(k)))
+            .take(n)
+            .collect()
     }
 
     fn fq(params: FqCodelParams) -> FqCodel<TestPacket> {
@@ -166,7 +179,9 @@ mod tests {
         }
         // A: deficit 1514 -> sends one (deficit 0), rotates. B: 1514 -> sends
         // 4 x 500 (deficit -486), rotates with +1514 = 1028.
-        let order: Vec<u64> = (0..5).map(|_| fq.dequeue(0, &mut v).unwrap().flow).collect();
+        let order: Vec<u64> = (0..5)
+            .map(|_| fq.dequeue(0, &mut v).unwrap().flow)
+            .collect();
         assert_eq!(order, vec![k[0], k[1], k[1], k[1], k[1]]);
         // A sparse flow arriving now is served next, ahead of both.
         fq.enqueue(TestPacket::new(k[2], 0, 100), 0, &mut v);
@@ -184,7 +199,10 @@ mod tests {
 
     #[test]
     fn overflow_drops_half_the_fattest_flow_from_its_head() {
-        let mut fq = fq(FqCodelParams { limit: 10, ..Default::default() });
+        let mut fq = fq(FqCodelParams {
+            limit: 10,
+            ..Default::default()
+        });
         let k = distinct_keys(&fq, 2);
         let mut v = Verdicts::new();
         for i in 0..8 {
@@ -196,9 +214,16 @@ mod tests {
         assert!(v.dropped().is_empty());
         // 11th packet: the fattest queue (A, 8000 B) loses 4000 B from its head.
         fq.enqueue(TestPacket::new(k[1], 2, 1000), 0, &mut v);
-        let dropped: Vec<(u64, u64)> = v.dropped().iter().map(|d| (d.packet.flow, d.packet.seq)).collect();
+        let dropped: Vec<(u64, u64)> = v
+            .dropped()
+            .iter()
+            .map(|d| (d.packet.flow, d.packet.seq))
+            .collect();
         assert_eq!(dropped, vec![(k[0], 0), (k[0], 1), (k[0], 2), (k[0], 3)]);
-        assert!(v.dropped().iter().all(|d| d.buffered && d.reason == DropReason::PushOut));
+        assert!(v
+            .dropped()
+            .iter()
+            .all(|d| d.buffered && d.reason == DropReason::PushOut));
         assert_eq!(fq.backlog().packets, 7);
         // The memory limit works the same way, in bytes.
         let mut fq2 = fq_with_memory(5000);
@@ -212,7 +237,10 @@ mod tests {
     }
 
     fn fq_with_memory(bytes: u64) -> FqCodel<TestPacket> {
-        fq(FqCodelParams { memory_limit: bytes, ..Default::default() })
+        fq(FqCodelParams {
+            memory_limit: bytes,
+            ..Default::default()
+        })
     }
 
     #[test]
@@ -220,7 +248,13 @@ mod tests {
         // A standing queue in flow A is dropped by A's CoDel; flow B, sparse,
         // is never dropped.
         let ms = 1_000_000;
-        let mut fq = fq(FqCodelParams { codel: CodelParams { ecn: false, ..FqCodelParams::default().codel }, ..Default::default() });
+        let mut fq = fq(FqCodelParams {
+            codel: CodelParams {
+                ecn: false,
+                ..FqCodelParams::default().codel
+            },
+            ..Default::default()
+        });
         let k = distinct_keys(&fq, 2);
         let mut v = Verdicts::new();
         for i in 0..400 {
@@ -235,7 +269,10 @@ mod tests {
             fq.dequeue(t * ms, &mut v);
         }
         assert!(!v.dropped().is_empty());
-        assert!(v.dropped().iter().all(|d| d.packet.flow == k[0] && d.reason == DropReason::Early));
+        assert!(v
+            .dropped()
+            .iter()
+            .all(|d| d.packet.flow == k[0] && d.reason == DropReason::Early));
         assert!(fq.vars[fq.queue_of(k[0])].dropping);
         assert!(!fq.vars[fq.queue_of(k[1])].dropping);
     }

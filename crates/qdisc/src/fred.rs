@@ -115,12 +115,18 @@ impl<P: Packet> Fred<P> {
         if q > 0 || departure {
             self.avg.update(q as f64);
         } else {
-            self.avg.decay_idle(now.saturating_sub(self.q_time), self.s_ns);
+            self.avg
+                .decay_idle(now.saturating_sub(self.q_time), self.s_ns);
             // Decayed up to now: a second call while still idle adds nothing.
             self.q_time = now;
         }
         let n = self.flows.len();
-        self.avgcq = if n > 0 { self.avg.value() / n as f64 } else { self.avg.value() }.max(1.0);
+        self.avgcq = if n > 0 {
+            self.avg.value() / n as f64
+        } else {
+            self.avg.value()
+        }
+        .max(1.0);
         if q == 0 && departure {
             self.q_time = now;
         }
@@ -143,7 +149,10 @@ impl<P: Packet> QueueDiscipline<P> for Fred<P> {
         let avg = self.avg.value();
         let maxq = if avg >= p.max_th { 2.0 } else { p.min_th };
         // Identify and manage non-adaptive flows.
-        if qlen >= maxq || (avg >= p.max_th && qlen > 2.0 * self.avgcq) || (qlen >= self.avgcq && strike > 1) {
+        if qlen >= maxq
+            || (avg >= p.max_th && qlen > 2.0 * self.avgcq)
+            || (qlen >= self.avgcq && strike > 1)
+        {
             if let Some(f) = self.flows.get_mut(&key) {
                 f.strike += 1;
             }
@@ -184,7 +193,10 @@ impl<P: Packet> QueueDiscipline<P> for Fred<P> {
         self.bytes -= packet.size() as u64;
         let key = packet.flow_key();
         let left = {
-            let f = self.flows.get_mut(&key).expect("a queued packet's flow has state");
+            let f = self
+                .flows
+                .get_mut(&key)
+                .expect("a queued packet's flow has state");
             f.qlen -= 1;
             f.qlen
         };
@@ -196,7 +208,10 @@ impl<P: Packet> QueueDiscipline<P> for Fred<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -212,7 +227,10 @@ mod tests {
     #[test]
     fn a_flow_is_capped_at_min_th_packets_and_struck() {
         // w_q tiny: avg stays ~0 (< min_th): only the per-flow cap acts.
-        let mut f = fred(FredParams { w_q: 1e-9, ..Default::default() });
+        let mut f = fred(FredParams {
+            w_q: 1e-9,
+            ..Default::default()
+        });
         let mut v = Verdicts::new();
         for i in 0..8 {
             f.enqueue(TestPacket::new(1, i, 1000), 0, &mut v);
@@ -244,7 +262,13 @@ mod tests {
     fn fragile_flows_are_not_dropped_at_random() {
         // avg between the thresholds with p_b high; a flow with fewer than
         // minq (2) packets queued is never dropped at random.
-        let mut f = fred(FredParams { w_q: 1e-9, max_p: 1.0, max_th: 100.0, limit: 1000, ..Default::default() });
+        let mut f = fred(FredParams {
+            w_q: 1e-9,
+            max_p: 1.0,
+            max_th: 100.0,
+            limit: 1000,
+            ..Default::default()
+        });
         let mut v = Verdicts::new();
         f.avg.set(99.0);
         f.q_time = 0;
@@ -255,7 +279,10 @@ mod tests {
             f.avg.set(99.0);
             f.enqueue(TestPacket::new(flow, 0, 100), 0, &mut v);
         }
-        assert!(v.dropped().is_empty(), "one packet per flow: never random-dropped");
+        assert!(
+            v.dropped().is_empty(),
+            "one packet per flow: never random-dropped"
+        );
         // A robust flow (qlen >= max(minq, avgcq)) is: p_b = (99 - 5)/95 = 0.99
         f.avg.set(99.0);
         f.enqueue(TestPacket::new(7, 1, 100), 0, &mut v); // qlen 1 < 2: passes
@@ -267,7 +294,11 @@ mod tests {
 
     #[test]
     fn above_max_th_each_flow_gets_two_and_the_rest_is_dropped() {
-        let mut f = fred(FredParams { w_q: 1e-9, limit: 1000, ..Default::default() });
+        let mut f = fred(FredParams {
+            w_q: 1e-9,
+            limit: 1000,
+            ..Default::default()
+        });
         let mut v = Verdicts::new();
         f.avg.set(20.0); // >= max_th 15: maxq = 2, drop-tail mode
         f.enqueue(TestPacket::new(1, 0, 100), 0, &mut v);

@@ -31,23 +31,23 @@ mod droptail;
 pub mod drr;
 pub mod dsdrr;
 pub mod dtdrr;
-pub mod qsdrr;
-pub mod scfq;
-pub mod tdrr;
-pub mod wdrr;
-pub mod wf2q_plus;
 mod mqfq;
 mod packet;
 mod qdisc;
+pub mod qsdrr;
 pub mod rng;
+pub mod scfq;
 mod sfb;
 mod sfed;
 mod sfq;
 mod spec;
 mod stats;
+pub mod tdrr;
 #[doc(hidden)]
 pub mod testkit;
 mod verdicts;
+pub mod wdrr;
+pub mod wf2q_plus;
 
 // Classic and modern AQMs, and seed 004's class-based disciplines.
 pub mod ared;

@@ -42,8 +42,11 @@
 use std::collections::VecDeque;
 
 use crate::sfq::SfqAdmission;
-use crate::{Backlog, DrrRound, DropReason, Ecn, FlowQueues, HashFamily, Packet, QueueDiscipline, Time, TrafficClass};
 use crate::Verdicts;
+use crate::{
+    Backlog, DropReason, DrrRound, Ecn, FlowQueues, HashFamily, Packet, QueueDiscipline, Time,
+    TrafficClass,
+};
 
 /// How MQFQ keeps a flow in order when packet sizes differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -161,7 +164,11 @@ impl<P: Packet> Mqfq<P> {
             (None, None) => return (0, u64::MAX),
         };
         let need = (self.queues.bytes(q) + extra + size) as i64 - deficit as i64;
-        let rbs = if need <= 0 { 0 } else { (need as u64).div_ceil(self.quantum) };
+        let rbs = if need <= 0 {
+            0
+        } else {
+            (need as u64).div_ceil(self.quantum)
+        };
         (rbs, ticket)
     }
 
@@ -232,7 +239,13 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
             }
             let (q, _, extra_units, _) = self.scratch[best];
             let used = self.queues.len(q) as u64 + extra_units;
-            if !self.admission.admits(used, self.occupied + u, self.limit, self.queues.count(), self.fairshare) {
+            if !self.admission.admits(
+                used,
+                self.occupied + u,
+                self.limit,
+                self.queues.count(),
+                self.fairshare,
+            ) {
                 self.placed = placed;
                 verdicts.refuse(packet, DropReason::Overflow);
                 return;
@@ -255,10 +268,20 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
         };
         self.backlog.packets += 1;
         self.backlog.bytes += packet.size() as u64;
-        self.held[slot as usize] = Some(Held { packet, remaining: units, seq: self.next_seq });
+        self.held[slot as usize] = Some(Held {
+            packet,
+            remaining: units,
+            seq: self.next_seq,
+        });
         self.next_seq += 1;
         for &q in &placed {
-            self.queues.push_back(q, Unit { slot, size: unit_size });
+            self.queues.push_back(
+                q,
+                Unit {
+                    slot,
+                    size: unit_size,
+                },
+            );
             self.drr.activate(q);
             self.occupied += 1;
         }
@@ -352,7 +375,9 @@ mod tests {
             m.enqueue(TestPacket::new(f, i, 1000), 0, &mut v);
         }
         assert_eq!((m.queues.len(qa), m.queues.len(qb)), (4, 3));
-        let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v)).map(|p| (p.flow, p.seq)).collect();
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v))
+            .map(|p| (p.flow, p.seq))
+            .collect();
         let mine: Vec<u64> = order.iter().filter(|x| x.0 == f).map(|x| x.1).collect();
         assert_eq!(mine, vec![0, 1, 2]);
     }
@@ -370,7 +395,9 @@ mod tests {
             m.enqueue(TestPacket::new(f3, 0, 500), 0, &mut v);
             m.enqueue(TestPacket::new(f, 0, 1500), 0, &mut v);
             m.enqueue(TestPacket::new(f, 1, 1000), 0, &mut v);
-            let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v)).map(|p| (p.flow, p.seq)).collect();
+            let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v))
+                .map(|p| (p.flow, p.seq))
+                .collect();
             let expect = match reorder {
                 MqfqReorder::None => vec![(f3, 0), (f, 1), (f, 0)],
                 _ => vec![(f3, 0), (f, 0), (f, 1)],
@@ -384,7 +411,9 @@ mod tests {
         m.enqueue(TestPacket::new(f3, 0, 500), 0, &mut v);
         m.enqueue(TestPacket::new(f, 0, 1000), 0, &mut v);
         m.enqueue(TestPacket::new(f, 1, 1000), 0, &mut v);
-        let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v)).map(|p| (p.flow, p.seq)).collect();
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| m.dequeue(0, &mut v))
+            .map(|p| (p.flow, p.seq))
+            .collect();
         assert_eq!(order, vec![(f3, 0), (f, 0), (f, 1)]);
     }
 
@@ -417,7 +446,10 @@ mod tests {
         // The theorem of section IV, for several sizes and seeds.
         for seed in 0..10 {
             for size in [40, 1000, 1500] {
-                assert!(!reorders(MqfqReorder::None, &[size], seed), "size {size} seed {seed}");
+                assert!(
+                    !reorders(MqfqReorder::None, &[size], seed),
+                    "size {size} seed {seed}"
+                );
             }
         }
     }
@@ -427,7 +459,10 @@ mod tests {
         let sizes = [40, 576, 1000, 1500];
         assert!((0..10).any(|s| reorders(MqfqReorder::None, &sizes, s)));
         for s in 0..10 {
-            assert!(!reorders(MqfqReorder::Resequence, &sizes, s), "resequence, seed {s}");
+            assert!(
+                !reorders(MqfqReorder::Resequence, &sizes, s),
+                "resequence, seed {s}"
+            );
             assert!(!reorders(MqfqReorder::Cells, &sizes, s), "cells, seed {s}");
         }
     }
@@ -438,7 +473,16 @@ mod tests {
         // packets, DRR quantum = packet size = ns-2 packet round robin).
         use crate::{Sfq, SfqHash};
         for seed in 0..5 {
-            let mut m = Mqfq::new(30, 4, 1, 1000, MqfqReorder::None, 64, SfqAdmission::Ns2, seed);
+            let mut m = Mqfq::new(
+                30,
+                4,
+                1,
+                1000,
+                MqfqReorder::None,
+                64,
+                SfqAdmission::Ns2,
+                seed,
+            );
             let mut s = Sfq::new(30, 4, SfqHash::Improved, SfqAdmission::Ns2, seed);
             let mut rng = Rng::new(seed);
             let (mut vm, mut vs) = (Verdicts::new(), Verdicts::new());
@@ -460,13 +504,28 @@ mod tests {
     #[test]
     fn cells_count_against_the_limit_and_refuse_whole_packets() {
         // limit 10 cells, one queue pair: a 1500 B packet is 15 cells of 100.
-        let mut m = Mqfq::new(10, 4, 2, 1500, MqfqReorder::Cells, 100, SfqAdmission::Ns2, 3);
+        let mut m = Mqfq::new(
+            10,
+            4,
+            2,
+            1500,
+            MqfqReorder::Cells,
+            100,
+            SfqAdmission::Ns2,
+            3,
+        );
         let mut v = Verdicts::new();
         m.enqueue(TestPacket::new(1, 0, 1500), 0, &mut v);
         assert_eq!(m.backlog().packets, 0);
         assert_eq!(v.dropped().len(), 1);
         m.enqueue(TestPacket::new(1, 1, 200), 0, &mut v);
-        assert_eq!(m.backlog(), Backlog { packets: 1, bytes: 200 });
+        assert_eq!(
+            m.backlog(),
+            Backlog {
+                packets: 1,
+                bytes: 200
+            }
+        );
         assert_eq!(m.occupied, 2);
         assert_eq!(m.dequeue(0, &mut v).map(|p| p.seq), Some(1));
         assert_eq!(m.occupied, 0);

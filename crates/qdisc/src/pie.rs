@@ -110,7 +110,9 @@ pub struct Pie<P> {
 
 impl<P: Packet> Pie<P> {
     pub fn new(params: PieParams, seed: u64) -> Self {
-        let avg_dq_time = params.link_rate_bps.map_or(0.0, |bps| params.dq_threshold as f64 * 8.0e9 / bps as f64);
+        let avg_dq_time = params
+            .link_rate_bps
+            .map_or(0.0, |bps| params.dq_threshold as f64 * 8.0e9 / bps as f64);
         Self {
             queue: FlowQueues::new(1),
             drop_prob: 0.0,
@@ -186,7 +188,9 @@ impl<P: Packet> Pie<P> {
             let before = (self.drop_prob, self.qdelay_old, self.burst_allowance);
             self.update();
             self.next_update += step;
-            if before == (self.drop_prob, self.qdelay_old, self.burst_allowance) && now >= self.next_update {
+            if before == (self.drop_prob, self.qdelay_old, self.burst_allowance)
+                && now >= self.next_update
+            {
                 self.next_update += (now - self.next_update) / step * step + step;
             }
         }
@@ -231,7 +235,10 @@ impl<P: Packet> QueueDiscipline<P> for Pie<P> {
             return;
         }
         if self.drop_early() && self.burst_allowance == 0 {
-            if self.params.ecn && packet.ecn() != Ecn::NotEct && self.drop_prob <= self.params.mark_ecn_threshold {
+            if self.params.ecn
+                && packet.ecn() != Ecn::NotEct
+                && self.drop_prob <= self.params.mark_ecn_threshold
+            {
                 packet.mark_ce();
                 verdicts.mark(packet.size());
                 self.accu_prob = 0.0;
@@ -295,7 +302,10 @@ mod tests {
 
     #[test]
     fn controller_steps_are_scaled_by_the_current_probability() {
-        let mut q = pie(PieParams { estimator: PieEstimator::Timestamp, ..Default::default() });
+        let mut q = pie(PieParams {
+            estimator: PieEstimator::Timestamp,
+            ..Default::default()
+        });
         q.sample_qdelay = 30.0 * MS as f64;
         // p = 0.125 (0.030 - 0.015) + 1.25 (0.030 - 0) = 0.039375; < 1e-6: /2048.
         q.update();
@@ -323,7 +333,11 @@ mod tests {
 
     #[test]
     fn burst_allowance_protects_a_burst_then_runs_out() {
-        let mut q = pie(PieParams { estimator: PieEstimator::Timestamp, limit: Limit::Packets(100_000), ..Default::default() });
+        let mut q = pie(PieParams {
+            estimator: PieEstimator::Timestamp,
+            limit: Limit::Packets(100_000),
+            ..Default::default()
+        });
         let mut v = Verdicts::new();
         // A congested state: high probability, high delay, but a fresh burst allowance.
         q.drop_prob = 0.5;
@@ -346,7 +360,10 @@ mod tests {
             dropped = v.dropped().len();
         }
         assert!(dropped > 20, "{dropped}");
-        assert!(v.dropped().iter().all(|d| d.reason == DropReason::Early && !d.buffered));
+        assert!(v
+            .dropped()
+            .iter()
+            .all(|d| d.reason == DropReason::Early && !d.buffered));
     }
 
     #[test]
@@ -355,7 +372,8 @@ mod tests {
         q.burst_allowance = 0;
         q.qdelay_old = 30.0 * MS as f64;
         for i in 0..10 {
-            q.queue.push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
+            q.queue
+                .push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
         }
         // drop_prob 0.1: accu 0.1 ... 0.8 never drops (8 packets), and the
         // accumulated probability forces a drop by 8.5 at the latest.
@@ -381,12 +399,16 @@ mod tests {
 
     #[test]
     fn ecn_marks_below_the_threshold_and_drops_above() {
-        let mut q = pie(PieParams { ecn: true, ..Default::default() });
+        let mut q = pie(PieParams {
+            ecn: true,
+            ..Default::default()
+        });
         let mut v = Verdicts::new();
         q.burst_allowance = 0;
         q.qdelay_old = 30.0 * MS as f64;
         for i in 0..10 {
-            q.queue.push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
+            q.queue
+                .push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
         }
         let mut p = TestPacket::new(2, 0, 1000);
         p.ecn = Ecn::Ect;

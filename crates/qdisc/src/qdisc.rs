@@ -1,5 +1,7 @@
 use crate::verdicts::Checkpoint;
-use crate::{Backlog, DropReason, DropTail, Packet, QdiscSpec, QdiscStats, QueueDiscipline, Time, Verdicts};
+use crate::{
+    Backlog, DropReason, DropTail, Packet, QdiscSpec, QdiscStats, QueueDiscipline, Time, Verdicts,
+};
 
 /// A queue discipline with its accounting.
 ///
@@ -52,7 +54,10 @@ impl std::fmt::Display for ConservationError {
 
 impl<P: Packet> Qdisc<P> {
     pub fn new(discipline: Box<dyn QueueDiscipline<P> + Send>) -> Self {
-        Self { discipline: Discipline::Any(discipline), stats: QdiscStats::default() }
+        Self {
+            discipline: Discipline::Any(discipline),
+            stats: QdiscStats::default(),
+        }
     }
 
     /// The discipline a spec describes, with its accounting.
@@ -64,7 +69,10 @@ impl<P: Packet> Qdisc<P> {
             QdiscSpec::Droptail { limit } => Discipline::Fifo(DropTail::new(limit)),
             _ => Discipline::Any(spec.build(seed)),
         };
-        Self { discipline, stats: QdiscStats::default() }
+        Self {
+            discipline,
+            stats: QdiscStats::default(),
+        }
     }
 
     pub fn name(&self) -> &'static str {
@@ -89,7 +97,9 @@ impl<P: Packet> Qdisc<P> {
     /// touching the buffer. Returns false, having done nothing, otherwise.
     #[inline]
     pub fn pass_through(&mut self, packet: &P) -> bool {
-        let Discipline::Fifo(fifo) = &self.discipline else { return false };
+        let Discipline::Fifo(fifo) = &self.discipline else {
+            return false;
+        };
         if !fifo.is_empty() || !fifo.admits(packet) {
             return false;
         }
@@ -102,6 +112,21 @@ impl<P: Packet> Qdisc<P> {
         s.peak_packets = s.peak_packets.max(1);
         s.peak_bytes = s.peak_bytes.max(bytes);
         true
+    }
+
+    /// Whether the discipline is the inline FIFO (DropTail).
+    #[inline]
+    pub fn is_fifo(&self) -> bool {
+        matches!(self.discipline, Discipline::Fifo(_))
+    }
+
+    /// The packet a FIFO would send next; `None` for any other discipline.
+    #[inline]
+    pub fn fifo_front(&self) -> Option<&P> {
+        match &self.discipline {
+            Discipline::Fifo(fifo) => fifo.front(),
+            Discipline::Any(_) => None,
+        }
     }
 
     #[inline]

@@ -45,7 +45,12 @@ pub struct Qsdrr<P> {
 
 impl<P: Packet> Qsdrr<P> {
     pub fn new(limit: Limit, quantum: u32, map: QueueMap, seed: u64) -> Self {
-        Self { q: DrrQueues::new(map, quantum as u64, true), limit, drop_queue: None, rng: Rng::stream(seed, 0x05d) }
+        Self {
+            q: DrrQueues::new(map, quantum as u64, true),
+            limit,
+            drop_queue: None,
+            rng: Rng::stream(seed, 0x05d),
+        }
     }
 
     /// The current drop queue Q.
@@ -56,7 +61,9 @@ impl<P: Packet> Qsdrr<P> {
     /// Figure 3.1's test, made once per overflowing arrival: keep Q unless
     /// it is undefined, empty, or strictly the shortest non-empty queue.
     fn choose(&mut self) -> usize {
-        let keep = self.drop_queue.filter(|&q| self.q.len(q) > 0 && !self.q.lengths().is_strictly_shortest(q));
+        let keep = self
+            .drop_queue
+            .filter(|&q| self.q.len(q) > 0 && !self.q.lengths().is_strictly_shortest(q));
         let q = match keep {
             Some(q) => q,
             None => self.longest(),
@@ -66,7 +73,10 @@ impl<P: Packet> Qsdrr<P> {
     }
 
     fn longest(&mut self) -> usize {
-        self.q.lengths().longest_random(&mut self.rng).expect("a full buffer has a longest queue")
+        self.q
+            .lengths()
+            .longest_random(&mut self.rng)
+            .expect("a full buffer has a longest queue")
     }
 
     /// Discard from the front of Q until a packet of `size` bytes fits.
@@ -125,7 +135,12 @@ mod tests {
     use crate::testkit::TestPacket;
 
     fn qsdrr(limit: u64) -> Qsdrr<TestPacket> {
-        Qsdrr::new(Limit::Packets(limit), 1500, QueueMap::Modulo { count: 8 }, 7)
+        Qsdrr::new(
+            Limit::Packets(limit),
+            1500,
+            QueueMap::Modulo { count: 8 },
+            7,
+        )
     }
 
     fn fill(d: &mut Qsdrr<TestPacket>, flow: u64, n: u64, v: &mut Verdicts<TestPacket>) {
@@ -182,7 +197,12 @@ mod tests {
     /// the ~100 flows a tail drop of 100 arrivals would hit.
     #[test]
     fn table_4_2_one_hundred_discards_hit_fourteen_flows() {
-        let mut d = Qsdrr::new(Limit::Packets(4000), 1500, QueueMap::Modulo { count: 100 }, 3);
+        let mut d = Qsdrr::new(
+            Limit::Packets(4000),
+            1500,
+            QueueMap::Modulo { count: 100 },
+            3,
+        );
         let mut v = Verdicts::new();
         for f in 0..100 {
             fill(&mut d, f, 40, &mut v);
@@ -279,6 +299,12 @@ mod tests {
         v.drain(|x| out.push((x.packet.flow, x.packet.seq)));
         assert_eq!(out, vec![(1, 0), (1, 1), (1, 2), (0, 0)]);
         assert_eq!(d.drop_queue(), Some(0));
-        assert_eq!(d.backlog(), Backlog { packets: 2, bytes: 4000 });
+        assert_eq!(
+            d.backlog(),
+            Backlog {
+                packets: 2,
+                bytes: 4000
+            }
+        );
     }
 }

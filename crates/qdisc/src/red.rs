@@ -256,7 +256,10 @@ impl<P: Packet> QueueDiscipline<P> for Red<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -272,7 +275,13 @@ mod tests {
     #[test]
     fn average_follows_the_ewma_and_decays_when_idle() {
         // w_q = 0.5 for hand arithmetic; 1000 B at 8 Mb/s = 1 ms per packet.
-        let params = RedParams { w_q: 0.5, min_th: 100.0, max_th: 200.0, link_rate_bps: 8_000_000, ..Default::default() };
+        let params = RedParams {
+            w_q: 0.5,
+            min_th: 100.0,
+            max_th: 200.0,
+            link_rate_bps: 8_000_000,
+            ..Default::default()
+        };
         let mut red = Red::new(params, 1);
         let mut v = Verdicts::new();
         // Empty queue at t=0 and idle since 0: no decay of 0.
@@ -298,7 +307,14 @@ mod tests {
         assert_eq!(spread_probability(0.1, 0), 0.1);
         assert!((spread_probability(0.1, 5) - 0.2).abs() < 1e-12);
         assert_eq!(spread_probability(0.1, 10), 1.0);
-        let params = RedParams { w_q: 1.0, min_th: 0.0, max_th: 2.0, max_p: 0.2, limit: Limit::Packets(1000), ..Default::default() };
+        let params = RedParams {
+            w_q: 1.0,
+            min_th: 0.0,
+            max_th: 2.0,
+            max_p: 0.2,
+            limit: Limit::Packets(1000),
+            ..Default::default()
+        };
         let mut red = Red::new(params, 7);
         let mut v = Verdicts::new();
         red.enqueue(pkt(0), 0, &mut v); // avg 0 -> accept
@@ -320,7 +336,14 @@ mod tests {
 
     #[test]
     fn thresholds_gentle_and_forced() {
-        let base = RedParams { w_q: 1.0, min_th: 5.0, max_th: 10.0, max_p: 0.1, limit: Limit::Packets(100), ..Default::default() };
+        let base = RedParams {
+            w_q: 1.0,
+            min_th: 5.0,
+            max_th: 10.0,
+            max_p: 0.1,
+            limit: Limit::Packets(100),
+            ..Default::default()
+        };
         // avg = 12 > max_th: forced without gentle, random (p_b = 0.28) with.
         let mut red: Red<TestPacket> = Red::new(base.clone(), 3);
         for i in 0..13 {
@@ -329,7 +352,13 @@ mod tests {
         red.idle_since = None;
         red.avg.set(12.0);
         assert_eq!(red.decide(1000), RedVerdict::Forced);
-        let mut gentle: Red<TestPacket> = Red::new(RedParams { gentle: true, ..base.clone() }, 3);
+        let mut gentle: Red<TestPacket> = Red::new(
+            RedParams {
+                gentle: true,
+                ..base.clone()
+            },
+            3,
+        );
         gentle.avg.set(12.0);
         let mut drops = 0;
         for _ in 0..10_000 {

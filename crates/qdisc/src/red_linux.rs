@@ -128,10 +128,22 @@ impl LinuxRedConfig {
     /// What `tc qdisc add ... red limit L min A max B avpkt S burst N
     /// probability P bandwidth R [ecn]` hands the kernel.
     pub fn from_tc(p: &LinuxRedParams) -> Result<Self, String> {
-        let wlog = eval_wlog(p.min_th, p.burst, p.avpkt).ok_or("burst too small for min and avpkt (tc: failed to calculate EWMA constant)")?;
-        let plog = eval_plog(p.min_th, p.max_th, p.probability).ok_or("probability too small or max <= min (tc: failed to calculate probability)")?;
-        let (scell_log, stab) = eval_idle_damping(wlog, p.avpkt, p.link_rate_bps).ok_or("tc: failed to calculate idle damping table")?;
-        Ok(Self { limit: p.limit, qth_min: p.min_th, qth_max: p.max_th, wlog, plog, scell_log, stab, ecn: p.ecn })
+        let wlog = eval_wlog(p.min_th, p.burst, p.avpkt)
+            .ok_or("burst too small for min and avpkt (tc: failed to calculate EWMA constant)")?;
+        let plog = eval_plog(p.min_th, p.max_th, p.probability)
+            .ok_or("probability too small or max <= min (tc: failed to calculate probability)")?;
+        let (scell_log, stab) = eval_idle_damping(wlog, p.avpkt, p.link_rate_bps)
+            .ok_or("tc: failed to calculate idle damping table")?;
+        Ok(Self {
+            limit: p.limit,
+            qth_min: p.min_th,
+            qth_max: p.max_th,
+            wlog,
+            plog,
+            scell_log,
+            stab,
+            ecn: p.ecn,
+        })
     }
 }
 
@@ -172,7 +184,11 @@ impl LinuxRedCore {
         Self {
             qth_min: cfg.qth_min << w,
             qth_max: cfg.qth_max << w,
-            rmask: if cfg.plog < 32 { (1u64 << cfg.plog) - 1 } else { u32::MAX as u64 },
+            rmask: if cfg.plog < 32 {
+                (1u64 << cfg.plog) - 1
+            } else {
+                u32::MAX as u64
+            },
             scell_max: 255u64 << cfg.scell_log,
             qave: 0,
             qcount: -1,
@@ -292,7 +308,12 @@ impl LinuxRedCore {
     /// Drop (or mark and keep) a packet RED signals congestion on; returns
     /// it if it is to be queued.
     #[inline]
-    pub(crate) fn congestion<P: Packet>(&self, mut packet: P, fits: bool, verdicts: &mut Verdicts<P>) -> Option<P> {
+    pub(crate) fn congestion<P: Packet>(
+        &self,
+        mut packet: P,
+        fits: bool,
+        verdicts: &mut Verdicts<P>,
+    ) -> Option<P> {
         if self.cfg.ecn && packet.ecn() != Ecn::NotEct && fits {
             packet.mark_ce();
             verdicts.mark(packet.size());
@@ -322,7 +343,11 @@ pub struct RedLinux<P> {
 
 impl<P: Packet> RedLinux<P> {
     pub fn new(params: &LinuxRedParams, seed: u64) -> Result<Self, String> {
-        Ok(Self { queue: VecDeque::new(), bytes: 0, core: LinuxRedCore::new(LinuxRedConfig::from_tc(params)?, seed) })
+        Ok(Self {
+            queue: VecDeque::new(),
+            bytes: 0,
+            core: LinuxRedCore::new(LinuxRedConfig::from_tc(params)?, seed),
+        })
     }
 
     pub fn core(&self) -> &LinuxRedCore {
@@ -381,7 +406,10 @@ impl<P: Packet> QueueDiscipline<P> for RedLinux<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -473,6 +501,9 @@ mod tests {
         }
         assert_eq!(r.backlog().bytes, 20_000);
         assert_eq!(v.dropped().len(), 5);
-        assert!(v.dropped().iter().all(|d| d.reason == DropReason::Overflow && !d.buffered));
+        assert!(v
+            .dropped()
+            .iter()
+            .all(|d| d.reason == DropReason::Overflow && !d.buffered));
     }
 }

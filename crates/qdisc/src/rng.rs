@@ -28,7 +28,14 @@ pub struct Rng {
 impl Rng {
     pub fn new(seed: u64) -> Self {
         let mut sm = seed;
-        Self { s: [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)] }
+        Self {
+            s: [
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+                splitmix64(&mut sm),
+            ],
+        }
     }
 
     /// An independent stream for component `id` under `seed`.

@@ -84,7 +84,8 @@ impl<P: Packet> QueueDiscipline<P> for Scfq<P> {
             self.last_finish.push(0.0);
             self.heads.grow();
         }
-        let finish = self.last_finish[q].max(self.virtual_time) + packet.size() as f64 / self.weight[q];
+        let finish =
+            self.last_finish[q].max(self.virtual_time) + packet.size() as f64 / self.weight[q];
         self.last_finish[q] = finish;
         if self.tags[q].is_empty() {
             self.heads.set(q, finish);
@@ -155,6 +156,9 @@ mod tests {
             bytes[p.flow as usize] += p.size as u64;
         }
         // 3 : 1 within one packet.
-        assert!((bytes[0] as i64 - 3 * bytes[1] as i64).abs() <= 3 * 1500, "{bytes:?}");
+        assert!(
+            (bytes[0] as i64 - 3 * bytes[1] as i64).abs() <= 3 * 1500,
+            "{bytes:?}"
+        );
     }
 }

@@ -163,7 +163,9 @@ impl<P: Packet> Sfb<P> {
     /// The bin of each level for `key` in the set in use.
     pub fn bins_of(&self, key: u64) -> Vec<usize> {
         let s = &self.sets[self.current];
-        (0..self.c.levels).map(|l| s.hashes.bucket(l, key, self.c.bins)).collect()
+        (0..self.c.levels)
+            .map(|l| s.hashes.bucket(l, key, self.c.bins))
+            .collect()
     }
 
     /// Start using fresh hash functions in set `s`.
@@ -225,7 +227,8 @@ impl<P: Packet> Sfb<P> {
         }
         if self.tokens < 1.0 {
             let age = now.saturating_sub(self.token_time).min(10_000_000_000);
-            self.tokens = (age as f64 * 1e-9 * self.c.penalty_rate).min(self.c.penalty_burst as f64);
+            self.tokens =
+                (age as f64 * 1e-9 * self.c.penalty_rate).min(self.c.penalty_burst as f64);
             self.token_time = now;
             if self.tokens < 1.0 {
                 return false;
@@ -331,7 +334,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfb<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 
     fn next_wakeup(&self) -> Option<Time> {
@@ -359,7 +365,10 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn params() -> SfbParams {
-        SfbParams { freeze_time: 0, ..SfbParams::seed001(100) }
+        SfbParams {
+            freeze_time: 0,
+            ..SfbParams::seed001(100)
+        }
     }
 
     #[test]
@@ -387,7 +396,12 @@ mod tests {
 
     #[test]
     fn a_flow_at_probability_one_goes_to_the_penalty_box() {
-        let c = SfbParams { increment: 1.0, penalty_rate: 10.0, penalty_burst: 2, ..params() };
+        let c = SfbParams {
+            increment: 1.0,
+            penalty_rate: 10.0,
+            penalty_burst: 2,
+            ..params()
+        };
         let mut s = Sfb::new(c, 7);
         let mut v = Verdicts::new();
         // Five packets fill the flow's bins; the sixth overflows level 0,
@@ -406,7 +420,11 @@ mod tests {
             s.enqueue(TestPacket::new(1, 10 + i, 1000), 0, &mut v);
             while s.dequeue(0, &mut Verdicts::new()).is_some() {}
         }
-        let policy = v.dropped().iter().filter(|d| d.reason == DropReason::Policy).count();
+        let policy = v
+            .dropped()
+            .iter()
+            .filter(|d| d.reason == DropReason::Policy)
+            .count();
         assert_eq!(policy, 2);
         // 200 ms later two more tokens (10/s) let two packets through.
         let mut v = Verdicts::new();
@@ -418,15 +436,25 @@ mod tests {
 
     #[test]
     fn rehash_swaps_in_the_warmed_set_on_the_clock() {
-        let c = SfbParams { rehash_interval: 100 * MS, warmup_time: 20 * MS, ..params() };
+        let c = SfbParams {
+            rehash_interval: 100 * MS,
+            warmup_time: 20 * MS,
+            ..params()
+        };
         let mut s = Sfb::new(c, 7);
         let mut v = Verdicts::new();
-        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(80 * MS));
+        assert_eq!(
+            QueueDiscipline::<TestPacket>::next_wakeup(&s),
+            Some(80 * MS)
+        );
         s.enqueue(TestPacket::new(1, 0, 1000), 10 * MS, &mut v);
         let before: Vec<Vec<usize>> = (0..100).map(|k| s.bins_of(k)).collect();
         QueueDiscipline::<TestPacket>::wakeup(&mut s, 80 * MS, &mut v);
         assert!(s.warming);
-        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(100 * MS));
+        assert_eq!(
+            QueueDiscipline::<TestPacket>::next_wakeup(&s),
+            Some(100 * MS)
+        );
         // Counted in both sets: the one in use and the warming one.
         s.enqueue(TestPacket::new(1, 1, 1000), 85 * MS, &mut v);
         let w = 1 - s.current;
@@ -435,15 +463,26 @@ mod tests {
         QueueDiscipline::<TestPacket>::wakeup(&mut s, 100 * MS, &mut v);
         assert!(!s.warming);
         assert_eq!(s.current, w);
-        assert_eq!(QueueDiscipline::<TestPacket>::next_wakeup(&s), Some(180 * MS));
+        assert_eq!(
+            QueueDiscipline::<TestPacket>::next_wakeup(&s),
+            Some(180 * MS)
+        );
         // The first packet was never counted by the new set: its departure
         // leaves the new set alone; the second one's empties it.
         s.dequeue(101 * MS, &mut v);
-        assert_eq!(s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(), 2);
+        assert_eq!(
+            s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(),
+            2
+        );
         s.dequeue(102 * MS, &mut v);
-        assert_eq!(s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(), 0);
+        assert_eq!(
+            s.sets[s.current].bins.iter().map(|b| b.qlen).sum::<u32>(),
+            0
+        );
         // New hash functions: most flows now map to other bins.
-        let moved = (0..100u64).filter(|&k| s.bins_of(k) != before[k as usize]).count();
+        let moved = (0..100u64)
+            .filter(|&k| s.bins_of(k) != before[k as usize])
+            .count();
         assert!(moved > 80, "{moved}");
     }
 }

@@ -59,7 +59,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::token_buckets::{BucketKey, TokenBuckets, SCALE};
 use crate::rng::Rng;
-use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, TrafficClass, Verdicts};
+use crate::{
+    Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, TrafficClass, Verdicts,
+};
 
 /// A traffic class name in a scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -114,37 +116,74 @@ pub fn check_classes(classes: &[SfedClass]) -> Result<(), (&'static str, String)
     let mut traffic: HashMap<SfedTraffic, &str> = HashMap::new();
     for (i, c) in classes.iter().enumerate() {
         if names.insert(&c.name, i).is_some() {
-            return Err(("classes.name", format!("class {:?} is defined twice", c.name)));
+            return Err((
+                "classes.name",
+                format!("class {:?} is defined twice", c.name),
+            ));
         }
         if !(c.weight > 0.0 && c.weight.is_finite()) {
-            return Err(("classes.weight", format!("class {:?}: weight must be positive", c.name)));
+            return Err((
+                "classes.weight",
+                format!("class {:?}: weight must be positive", c.name),
+            ));
         }
         if let Some(p) = &c.parent {
             match names.get(p.as_str()) {
-                None => return Err(("classes.parent", format!("class {:?}: parent {p:?} is not a class listed before it", c.name))),
+                None => {
+                    return Err((
+                        "classes.parent",
+                        format!(
+                            "class {:?}: parent {p:?} is not a class listed before it",
+                            c.name
+                        ),
+                    ))
+                }
                 Some(&j) if !classes[j].flows.is_empty() || !classes[j].traffic.is_empty() => {
-                    return Err(("classes.parent", format!("class {:?}: parent {p:?} takes packets itself, so it is a leaf", c.name)))
+                    return Err((
+                        "classes.parent",
+                        format!(
+                            "class {:?}: parent {p:?} takes packets itself, so it is a leaf",
+                            c.name
+                        ),
+                    ))
                 }
                 _ => {}
             }
         }
         for &f in &c.flows {
             if let Some(other) = flows.insert(f, &c.name) {
-                return Err(("classes.flows", format!("flow {f} is in classes {other:?} and {:?}", c.name)));
+                return Err((
+                    "classes.flows",
+                    format!("flow {f} is in classes {other:?} and {:?}", c.name),
+                ));
             }
         }
         for &t in &c.traffic {
             if let Some(other) = traffic.insert(t, &c.name) {
-                return Err(("classes.traffic", format!("{t:?} traffic is in classes {other:?} and {:?}", c.name)));
+                return Err((
+                    "classes.traffic",
+                    format!("{t:?} traffic is in classes {other:?} and {:?}", c.name),
+                ));
             }
         }
-        let is_parent = classes.iter().any(|d| d.parent.as_deref() == Some(c.name.as_str()));
+        let is_parent = classes
+            .iter()
+            .any(|d| d.parent.as_deref() == Some(c.name.as_str()));
         let takes = !c.flows.is_empty() || !c.traffic.is_empty();
         if !is_parent && !takes {
-            return Err(("classes", format!("class {:?} has no children and takes no flows or traffic", c.name)));
+            return Err((
+                "classes",
+                format!(
+                    "class {:?} has no children and takes no flows or traffic",
+                    c.name
+                ),
+            ));
         }
         if c.per_flow && !takes {
-            return Err(("classes.per_flow", format!("class {:?}: per_flow needs flows or traffic", c.name)));
+            return Err((
+                "classes.per_flow",
+                format!("class {:?}: per_flow needs flows or traffic", c.name),
+            ));
         }
     }
     Ok(())
@@ -234,12 +273,22 @@ impl<P: Packet> Sfed<P> {
         // Tree nodes: interior classes and per-flow classes.
         let mut node_of: Vec<Option<u32>> = vec![None; c.classes.len()];
         let mut nodes = Vec::new();
-        let index: HashMap<&str, usize> = c.classes.iter().enumerate().map(|(i, k)| (k.name.as_str(), i)).collect();
+        let index: HashMap<&str, usize> = c
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.name.as_str(), i))
+            .collect();
         let parent_node = |node_of: &Vec<Option<u32>>, k: &SfedClass| {
-            k.parent.as_ref().map_or(0, |p| node_of[index[p.as_str()]].expect("parents are nodes"))
+            k.parent.as_ref().map_or(0, |p| {
+                node_of[index[p.as_str()]].expect("parents are nodes")
+            })
         };
         for (i, k) in c.classes.iter().enumerate() {
-            let is_parent = c.classes.iter().any(|d| d.parent.as_deref() == Some(k.name.as_str()));
+            let is_parent = c
+                .classes
+                .iter()
+                .any(|d| d.parent.as_deref() == Some(k.name.as_str()));
             if is_parent || k.per_flow {
                 nodes.push((parent_node(&node_of, k), k.weight));
                 node_of[i] = Some(nodes.len() as u32);
@@ -249,9 +298,19 @@ impl<P: Packet> Sfed<P> {
         let mut by_traffic = [None; TrafficClass::COUNT];
         for (i, k) in c.classes.iter().enumerate() {
             let route = if k.per_flow {
-                Route { class: i as u32, parent: node_of[i].unwrap(), weight: c.default_weight, per_flow: true }
+                Route {
+                    class: i as u32,
+                    parent: node_of[i].unwrap(),
+                    weight: c.default_weight,
+                    per_flow: true,
+                }
             } else {
-                Route { class: i as u32, parent: parent_node(&node_of, k), weight: k.weight, per_flow: false }
+                Route {
+                    class: i as u32,
+                    parent: parent_node(&node_of, k),
+                    weight: k.weight,
+                    per_flow: false,
+                }
             };
             for &f in &k.flows {
                 by_flow.insert(f, route);
@@ -269,7 +328,11 @@ impl<P: Packet> Sfed<P> {
             total,
             // σ starts at T (digest 002, section 1.5).
             sigma: total,
-            unit: if byte_mode { c.quantum as i64 * SCALE } else { SCALE },
+            unit: if byte_mode {
+                c.quantum as i64 * SCALE
+            } else {
+                SCALE
+            },
             lambda1: c.lambda1,
             lambda2: c.lambda2,
             max_p: c.max_p,
@@ -312,7 +375,12 @@ impl<P: Packet> Sfed<P> {
 
     fn classify(&self, p: &P) -> (BucketKey, u32, f64) {
         let key = p.flow_key();
-        match self.by_flow.get(&key).copied().or(self.by_traffic[p.class().index()]) {
+        match self
+            .by_flow
+            .get(&key)
+            .copied()
+            .or(self.by_traffic[p.class().index()])
+        {
             Some(r) if r.per_flow => (BucketKey::ClassFlow(r.class, key), r.parent, r.weight),
             Some(r) => (BucketKey::Class(r.class), r.parent, r.weight),
             None => (BucketKey::Flow(key), 0, self.default_weight),
@@ -340,7 +408,9 @@ impl<P: Packet> Sfed<P> {
 
     fn distribute_exact(&mut self) {
         while self.sigma >= self.unit {
-            let Some(j) = self.buckets.cursor() else { return };
+            let Some(j) = self.buckets.cursor() else {
+                return;
+            };
             let max = match self.max_share {
                 Some(m) => m,
                 None => *self.max_share.insert(self.buckets.max_share()),
@@ -371,8 +441,14 @@ impl<P: Packet> Sfed<P> {
             if self.sigma.abs() < self.unit {
                 break;
             }
-            let Some(j) = self.buckets.pick(&mut self.rng) else { break };
-            let step = if self.sigma > 0 { self.unit } else { -self.unit };
+            let Some(j) = self.buckets.pick(&mut self.rng) else {
+                break;
+            };
+            let step = if self.sigma > 0 {
+                self.unit
+            } else {
+                -self.unit
+            };
             let x = self.buckets.add_tokens(j, step);
             self.sigma -= step;
             if x > self.buckets.height(j, self.total) {
@@ -396,7 +472,15 @@ impl<P: Packet> Sfed<P> {
     pub fn state_of(&self, flow: u64) -> (f64, Option<(f64, f64)>) {
         let s = SCALE as f64;
         let b = self.buckets.get(BucketKey::Flow(flow));
-        (self.sigma as f64 / s, b.map(|b| (self.buckets.tokens(b) as f64 / s, self.buckets.height(b, self.total) as f64 / s)))
+        (
+            self.sigma as f64 / s,
+            b.map(|b| {
+                (
+                    self.buckets.tokens(b) as f64 / s,
+                    self.buckets.height(b, self.total) as f64 / s,
+                )
+            }),
+        )
     }
 }
 
@@ -423,7 +507,11 @@ impl<P: Packet> QueueDiscipline<P> for Sfed<P> {
             verdicts.refuse(packet, DropReason::Overflow);
             return;
         }
-        let r = if height > 0 { x as f64 / height as f64 } else { 0.0 };
+        let r = if height > 0 {
+            x as f64 / height as f64
+        } else {
+            0.0
+        };
         let p = self.profile(r);
         if p >= 1.0 || (p > 0.0 && self.rng.chance(p)) {
             match packet.ecn() {
@@ -457,7 +545,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfed<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        Backlog {
+            packets: self.queue.len() as u64,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -537,7 +628,10 @@ mod tests {
         // Next: σ = 1, Q = 1, β = ceil(1 / 2) = 1: one random bucket gets it.
         s.dequeue(0, &mut v);
         assert_eq!(s.beta_max, 1);
-        let (x1, x2) = (tokens(&s, 1).map_or(0.0, |t| t.0), tokens(&s, 2).map_or(0.0, |t| t.0));
+        let (x1, x2) = (
+            tokens(&s, 1).map_or(0.0, |t| t.0),
+            tokens(&s, 2).map_or(0.0, |t| t.0),
+        );
         assert_eq!(x1 + x2 + s.state_of(1).0, 3.0);
     }
 
@@ -577,7 +671,13 @@ mod tests {
 
     /// Random traffic of a few flows, checking conservation after every
     /// event; returns packets departed per flow.
-    fn run(s: &mut Sfed<TestPacket>, rates: &[f64], service: f64, steps: usize, seed: u64) -> Vec<u64> {
+    fn run(
+        s: &mut Sfed<TestPacket>,
+        rates: &[f64],
+        service: f64,
+        steps: usize,
+        seed: u64,
+    ) -> Vec<u64> {
         let mut rng = Rng::new(seed);
         let mut v = Verdicts::new();
         let mut out = vec![0u64; rates.len()];
@@ -649,12 +749,29 @@ mod tests {
         for randomized in [false, true] {
             let mut c = SfedParams::paper(Limit::Packets(24), randomized);
             c.classes = vec![
-                SfedClass { name: "a".into(), parent: None, weight: 2.0, flows: vec![0], traffic: vec![], per_flow: false },
-                SfedClass { name: "b".into(), parent: None, weight: 1.0, flows: vec![1], traffic: vec![], per_flow: false },
+                SfedClass {
+                    name: "a".into(),
+                    parent: None,
+                    weight: 2.0,
+                    flows: vec![0],
+                    traffic: vec![],
+                    per_flow: false,
+                },
+                SfedClass {
+                    name: "b".into(),
+                    parent: None,
+                    weight: 1.0,
+                    flows: vec![1],
+                    traffic: vec![],
+                    per_flow: false,
+                },
             ];
             let mut s = Sfed::new(c, 5);
             let sh = shares(&run(&mut s, &[400.0, 400.0], 376.0, 100_000, 12));
-            assert!((sh[0] - 0.665).abs() < 0.03, "randomized {randomized}: {sh:?}");
+            assert!(
+                (sh[0] - 0.665).abs() < 0.03,
+                "randomized {randomized}: {sh:?}"
+            );
         }
     }
 
@@ -663,7 +780,14 @@ mod tests {
         // An aggregate of flows 0 and 1 (weight 1) against flow 2 alone: 1/2
         // each, however the aggregate's flows split theirs.
         let mut c = SfedParams::paper(Limit::Packets(32), true);
-        c.classes = vec![SfedClass { name: "agg".into(), parent: None, weight: 1.0, flows: vec![0, 1], traffic: vec![], per_flow: false }];
+        c.classes = vec![SfedClass {
+            name: "agg".into(),
+            parent: None,
+            weight: 1.0,
+            flows: vec![0, 1],
+            traffic: vec![],
+            per_flow: false,
+        }];
         let mut s = Sfed::new(c, 5);
         let sh = shares(&run(&mut s, &[300.0, 300.0, 600.0], 376.0, 100_000, 13));
         assert!((sh[0] + sh[1] - 0.5).abs() < 0.04, "{sh:?}");
@@ -677,18 +801,41 @@ mod tests {
             traffic: vec![],
             per_flow: false,
         };
-        let node = |name: &str, w: f64| SfedClass { name: name.into(), parent: None, weight: w, flows: vec![], traffic: vec![], per_flow: false };
+        let node = |name: &str, w: f64| SfedClass {
+            name: name.into(),
+            parent: None,
+            weight: w,
+            flows: vec![],
+            traffic: vec![],
+            per_flow: false,
+        };
         for randomized in [false, true] {
             let mut c = SfedParams::paper(Limit::Packets(48), randomized);
-            c.classes = vec![node("cbr", 3.0), node("tcp", 9.0), leaf("c0", "cbr", 2.0, 0), leaf("c1", "cbr", 1.0, 1), leaf("t0", "tcp", 6.0, 2), leaf("t1", "tcp", 3.0, 3)];
+            c.classes = vec![
+                node("cbr", 3.0),
+                node("tcp", 9.0),
+                leaf("c0", "cbr", 2.0, 0),
+                leaf("c1", "cbr", 1.0, 1),
+                leaf("t0", "tcp", 6.0, 2),
+                leaf("t1", "tcp", 3.0, 3),
+            ];
             let mut s = Sfed::new(c.clone(), 6);
             let sh = shares(&run(&mut s, &[300.0; 4], 376.0, 150_000, 14));
-            for (got, want) in sh.iter().zip([2.0 / 12.0, 1.0 / 12.0, 6.0 / 12.0, 3.0 / 12.0]) {
+            for (got, want) in sh
+                .iter()
+                .zip([2.0 / 12.0, 1.0 / 12.0, 6.0 / 12.0, 3.0 / 12.0])
+            {
                 assert!((got - want).abs() < 0.03, "randomized {randomized}: {sh:?}");
             }
             // Flow 3 silent: its share goes to its sibling first (9/12).
             let mut s = Sfed::new(c, 6);
-            let sh = shares(&run(&mut s, &[300.0, 300.0, 300.0, 0.0], 376.0, 150_000, 15));
+            let sh = shares(&run(
+                &mut s,
+                &[300.0, 300.0, 300.0, 0.0],
+                376.0,
+                150_000,
+                15,
+            ));
             for (got, want) in sh.iter().zip([2.0 / 12.0, 1.0 / 12.0, 9.0 / 12.0]) {
                 assert!((got - want).abs() < 0.03, "randomized {randomized}: {sh:?}");
             }
@@ -701,7 +848,14 @@ mod tests {
         // else shares weight 1 as one aggregate.
         let mut c = SfedParams::paper(Limit::Packets(32), true);
         c.classes = vec![
-            SfedClass { name: "tcp".into(), parent: None, weight: 3.0, flows: vec![], traffic: vec![SfedTraffic::Tcp], per_flow: true },
+            SfedClass {
+                name: "tcp".into(),
+                parent: None,
+                weight: 3.0,
+                flows: vec![],
+                traffic: vec![SfedTraffic::Tcp],
+                per_flow: true,
+            },
             SfedClass {
                 name: "udp".into(),
                 parent: None,
@@ -719,7 +873,9 @@ mod tests {
         s.enqueue(TestPacket::new(2, 0, 100), 0, &mut v);
         s.enqueue(udp, 0, &mut v);
         assert_eq!(s.buckets(), 3);
-        let h = |s: &Sfed<TestPacket>, k| s.buckets.height(s.buckets.get(k).unwrap(), s.total) as f64 / SCALE as f64;
+        let h = |s: &Sfed<TestPacket>, k| {
+            s.buckets.height(s.buckets.get(k).unwrap(), s.total) as f64 / SCALE as f64
+        };
         assert!((h(&s, BucketKey::ClassFlow(0, 1)) - 12.0).abs() < 1e-6);
         assert!((h(&s, BucketKey::Class(1)) - 8.0).abs() < 1e-6);
     }
@@ -734,10 +890,28 @@ mod tests {
             traffic: vec![],
             per_flow: false,
         };
-        assert_eq!(check_classes(&[k("a", Some("b"), vec![1]), k("b", None, vec![])]).unwrap_err().0, "classes.parent");
-        assert_eq!(check_classes(&[k("a", None, vec![1]), k("b", None, vec![1])]).unwrap_err().0, "classes.flows");
-        assert_eq!(check_classes(&[k("a", None, vec![])]).unwrap_err().0, "classes");
-        assert_eq!(check_classes(&[k("a", None, vec![1]), k("b", Some("a"), vec![2])]).unwrap_err().0, "classes.parent");
+        assert_eq!(
+            check_classes(&[k("a", Some("b"), vec![1]), k("b", None, vec![])])
+                .unwrap_err()
+                .0,
+            "classes.parent"
+        );
+        assert_eq!(
+            check_classes(&[k("a", None, vec![1]), k("b", None, vec![1])])
+                .unwrap_err()
+                .0,
+            "classes.flows"
+        );
+        assert_eq!(
+            check_classes(&[k("a", None, vec![])]).unwrap_err().0,
+            "classes"
+        );
+        assert_eq!(
+            check_classes(&[k("a", None, vec![1]), k("b", Some("a"), vec![2])])
+                .unwrap_err()
+                .0,
+            "classes.parent"
+        );
         assert!(check_classes(&[k("a", None, vec![]), k("b", Some("a"), vec![2])]).is_ok());
     }
 }
@@ -749,15 +923,22 @@ mod conservation {
     use proptest::prelude::*;
 
     fn classes() -> Vec<SfedClass> {
-        let c = |name: &str, parent: Option<&str>, weight: f64, flows: Vec<u64>, per_flow: bool| SfedClass {
-            name: name.into(),
-            parent: parent.map(Into::into),
-            weight,
-            flows,
-            traffic: vec![],
-            per_flow,
+        let c = |name: &str, parent: Option<&str>, weight: f64, flows: Vec<u64>, per_flow: bool| {
+            SfedClass {
+                name: name.into(),
+                parent: parent.map(Into::into),
+                weight,
+                flows,
+                traffic: vec![],
+                per_flow,
+            }
         };
-        vec![c("a", None, 3.0, vec![], false), c("a0", Some("a"), 2.0, vec![0, 1], false), c("a1", Some("a"), 1.0, vec![2, 3], true), c("b", None, 5.0, vec![4], false)]
+        vec![
+            c("a", None, 3.0, vec![], false),
+            c("a0", Some("a"), 2.0, vec![0, 1], false),
+            c("a1", Some("a"), 1.0, vec![2, 3], true),
+            c("b", None, 5.0, vec![4], false),
+        ]
     }
 
     proptest! {

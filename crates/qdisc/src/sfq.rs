@@ -60,11 +60,22 @@ impl SfqAdmission {
     /// May a queue holding `used` units take one more when `occupied` of
     /// `limit` are in use?
     #[inline]
-    pub fn admits(self, used: u64, occupied: u64, limit: u64, queues: usize, fairshare: u64) -> bool {
+    pub fn admits(
+        self,
+        used: u64,
+        occupied: u64,
+        limit: u64,
+        queues: usize,
+        fairshare: u64,
+    ) -> bool {
         let used = used as i64;
         let left = limit as i64 - occupied as i64;
         match self {
-            SfqAdmission::Ns2 => !(used >= (left >> 1) || (left < queues as i64 && used > fairshare as i64) || left <= 0),
+            SfqAdmission::Ns2 => {
+                !(used >= (left >> 1)
+                    || (left < queues as i64 && used > fairshare as i64)
+                    || left <= 0)
+            }
             SfqAdmission::Prose => left > 0 && (used < fairshare as i64 || left >= used + 2),
         }
     }
@@ -93,7 +104,13 @@ pub struct Sfq<P> {
 }
 
 impl<P: Packet> Sfq<P> {
-    pub fn new(limit: u64, buckets: usize, hash: SfqHash, admission: SfqAdmission, seed: u64) -> Self {
+    pub fn new(
+        limit: u64,
+        buckets: usize,
+        hash: SfqHash,
+        admission: SfqAdmission,
+        seed: u64,
+    ) -> Self {
         Self {
             queues: FlowQueues::new(buckets),
             ring: VecDeque::with_capacity(buckets),
@@ -122,7 +139,13 @@ impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
         let q = self.bucket(packet.flow_key());
         let used = self.queues.len(q) as u64;
         let occupied = self.queues.total().packets;
-        if !self.admission.admits(used, occupied, self.limit, self.queues.count(), self.fairshare) {
+        if !self.admission.admits(
+            used,
+            occupied,
+            self.limit,
+            self.queues.count(),
+            self.fairshare,
+        ) {
             verdicts.refuse(packet, DropReason::Overflow);
             return;
         }
@@ -135,7 +158,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
 
     fn dequeue(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let &q = self.ring.front()?;
-        let packet = self.queues.pop_front(q).expect("queues in the ring are not empty");
+        let packet = self
+            .queues
+            .pop_front(q)
+            .expect("queues in the ring are not empty");
         if self.queues.is_empty(q) {
             self.ring.pop_front();
         } else {
@@ -157,7 +183,9 @@ mod tests {
 
     fn drain(q: &mut Sfq<TestPacket>) -> Vec<(u64, u64)> {
         let mut v = Verdicts::new();
-        std::iter::from_fn(|| q.dequeue(0, &mut v)).map(|p| (p.flow, p.seq)).collect()
+        std::iter::from_fn(|| q.dequeue(0, &mut v))
+            .map(|p| (p.flow, p.seq))
+            .collect()
     }
 
     #[test]
@@ -171,7 +199,10 @@ mod tests {
         }
         assert_eq!(q.backlog().packets, 33);
         assert_eq!(v.dropped().len(), 17);
-        assert!(v.dropped().iter().all(|d| d.reason == DropReason::Overflow && !d.buffered));
+        assert!(v
+            .dropped()
+            .iter()
+            .all(|d| d.reason == DropReason::Overflow && !d.buffered));
     }
 
     #[test]
@@ -194,7 +225,7 @@ mod tests {
         // left >= k: only the "half of the free space" test bites.
         assert!(ns2_admits(10, 70, 100, 16, 6)); // left 30, 10 < 15
         assert!(!ns2_admits(15, 70, 100, 16, 6)); // 15 >= 15
-        // left < k: a queue above its fair share is refused even if small.
+                                                  // left < k: a queue above its fair share is refused even if small.
         assert!(!ns2_admits(3, 22, 32, 16, 2)); // left 10 < 16 and 3 > 2, though 3 < 5
         assert!(ns2_admits(2, 22, 32, 16, 2));
         assert!(!ns2_admits(0, 100, 100, 16, 6)); // left 0
@@ -213,7 +244,10 @@ mod tests {
             q.enqueue(TestPacket::new(1, i, 40), 0, &mut v);
         }
         // One packet per visit whatever its size: not byte fair.
-        assert_eq!(drain(&mut q), vec![(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]);
+        assert_eq!(
+            drain(&mut q),
+            vec![(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+        );
     }
 
     #[test]
@@ -235,7 +269,10 @@ mod tests {
     fn ns2_hash_puts_consecutive_keys_in_adjacent_queues() {
         // The flaw the report names (digest 001, section 2.1).
         let b: Vec<usize> = (100..108).map(|k| ns2_hash(k, 16)).collect();
-        let adjacent = b.windows(2).filter(|w| (w[1] + 16 - w[0]) % 16 <= 1).count();
+        let adjacent = b
+            .windows(2)
+            .filter(|w| (w[1] + 16 - w[0]) % 16 <= 1)
+            .count();
         assert!(adjacent >= 6, "{b:?}");
         assert_eq!(ns2_hash(0, 16), 15);
         assert_eq!(ns2_hash(1, 16), 0);

@@ -16,27 +16,27 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ared::{Ared, AredParams};
+use crate::blocks::{Balancing, BloomBalancer, BloomConfig, CodelParams, FlowWeights, QueueMap};
 use crate::cbt::{Cbt, CbtParams};
 use crate::choke::{Choke, ChokeParams};
 use crate::codel::Codel;
 use crate::dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
-use crate::fq_codel::{FqCodel, FqCodelParams};
-use crate::fred::{Fred, FredParams};
-use crate::pie::{Pie, PieEstimator, PieParams};
-use crate::red::{Red, RedMode, RedParams};
-use crate::red_linux::{LinuxRedConfig, LinuxRedParams, RedLinux};
-use crate::blocks::{Balancing, BloomBalancer, BloomConfig, CodelParams, FlowWeights, QueueMap};
 use crate::drr::{DropEnd, DrrLqd};
 use crate::dsdrr::{Dsdrr, DsdrrParams, OverW};
 use crate::dtdrr::Dtdrr;
+use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fred::{Fred, FredParams};
+use crate::pie::{Pie, PieEstimator, PieParams};
 use crate::qsdrr::Qsdrr;
+use crate::red::{Red, RedMode, RedParams};
+use crate::red_linux::{LinuxRedConfig, LinuxRedParams, RedLinux};
 use crate::scfq::Scfq;
 use crate::tdrr::{RateEstimator, Tdrr};
 use crate::wdrr::Wdrr;
 use crate::wf2q_plus::Wf2qPlus;
 use crate::{
-    check_classes, Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb, SfbParams, Sfed, SfedClass, SfedParams,
-    Sfq, SfqAdmission, SfqHash, Time,
+    check_classes, Blue, DropTail, Limit, Mqfq, MqfqReorder, Packet, QueueDiscipline, Sfb,
+    SfbParams, Sfed, SfedClass, SfedParams, Sfq, SfqAdmission, SfqHash, Time,
 };
 
 /// The link rate assumed when neither the user nor the simulator gave one.
@@ -748,7 +748,10 @@ impl std::fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 fn err<T>(field: &'static str, message: impl Into<String>) -> Result<T, SpecError> {
-    Err(SpecError { field, message: message.into() })
+    Err(SpecError {
+        field,
+        message: message.into(),
+    })
 }
 
 fn positive_limit(limit: &Limit) -> Result<(), SpecError> {
@@ -760,9 +763,15 @@ fn positive_limit(limit: &Limit) -> Result<(), SpecError> {
 
 fn packets_only(limit: &Limit, why: &str) -> Result<u64, SpecError> {
     match *limit {
-        Limit::Packets(0) => Err(SpecError { field: "limit", message: "must be positive".into() }),
+        Limit::Packets(0) => Err(SpecError {
+            field: "limit",
+            message: "must be positive".into(),
+        }),
         Limit::Packets(n) => Ok(n),
-        Limit::Bytes(_) => Err(SpecError { field: "limit", message: format!("must be in packets ({why})") }),
+        Limit::Bytes(_) => Err(SpecError {
+            field: "limit",
+            message: format!("must be in packets ({why})"),
+        }),
     }
 }
 
@@ -795,7 +804,10 @@ fn thresholds(min_th: f64, max_th: f64) -> Result<(), SpecError> {
         return err("min_th", format!("{min_th} is negative"));
     }
     if max_th.is_nan() || min_th >= max_th {
-        return err("min_th", format!("min_th {min_th} must be below max_th {max_th}"));
+        return err(
+            "min_th",
+            format!("min_th {min_th} must be below max_th {max_th}"),
+        );
     }
     Ok(())
 }
@@ -845,9 +857,21 @@ fn validate_linux_red(p: &LinuxRedParams) -> Result<(), SpecError> {
         return err("burst", format!("burst {} is too small for min_th {} and avpkt {} (tc needs burst + 1 - min_th/avpkt >= 1)", p.burst, p.min_th, p.avpkt));
     }
     if crate::red_linux::eval_plog(p.min_th, p.max_th, p.probability).is_none() {
-        return err("max_p", format!("{} is too small to represent for max_th - min_th = {} (Plog >= 32)", p.probability, p.max_th - p.min_th));
+        return err(
+            "max_p",
+            format!(
+                "{} is too small to represent for max_th - min_th = {} (Plog >= 32)",
+                p.probability,
+                p.max_th - p.min_th
+            ),
+        );
     }
-    LinuxRedConfig::from_tc(p).map(|_| ()).map_err(|m| SpecError { field: "link_rate_bps", message: m })
+    LinuxRedConfig::from_tc(p)
+        .map(|_| ())
+        .map_err(|m| SpecError {
+            field: "link_rate_bps",
+            message: m,
+        })
 }
 
 fn check_quantum(quantum: u32) -> Result<(), SpecError> {
@@ -864,10 +888,19 @@ fn check_positive(field: &'static str, x: f64) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn check_map(queues: Option<u32>, mapping: Option<Mapping>, bloom: &BloomSpec) -> Result<(), SpecError> {
+fn check_map(
+    queues: Option<u32>,
+    mapping: Option<Mapping>,
+    bloom: &BloomSpec,
+) -> Result<(), SpecError> {
     match queues {
         Some(0) => return err("queues", "must be at least 1"),
-        None if mapping.is_some() => return err("mapping", "needs `queues` (without it every flow has its own queue)"),
+        None if mapping.is_some() => {
+            return err(
+                "mapping",
+                "needs `queues` (without it every flow has its own queue)",
+            )
+        }
         _ => {}
     }
     if mapping == Some(Mapping::Bloom) {
@@ -895,13 +928,23 @@ fn check_weights(weights: &[FlowWeight], default_weight: u32) -> Result<(), Spec
         return err("default_weight", "must be at least 1");
     }
     if let Some(w) = weights.iter().find(|w| w.weight == 0) {
-        return err("weights", format!("flow {} has weight 0 (weights are at least 1)", w.flow));
+        return err(
+            "weights",
+            format!("flow {} has weight 0 (weights are at least 1)", w.flow),
+        );
     }
     Ok(())
 }
 
-fn queue_map(queues: Option<u32>, mapping: Option<Mapping>, bloom: &BloomSpec, seed: u64) -> QueueMap {
-    let Some(n) = queues else { return QueueMap::per_flow() };
+fn queue_map(
+    queues: Option<u32>,
+    mapping: Option<Mapping>,
+    bloom: &BloomSpec,
+    seed: u64,
+) -> QueueMap {
+    let Some(n) = queues else {
+        return QueueMap::per_flow();
+    };
     let n = n as usize;
     match mapping.unwrap_or_default() {
         Mapping::Hash => QueueMap::hashed(n, seed),
@@ -1002,8 +1045,18 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
-            QdiscSpec::Mqfq { limit, queues, hashes, quantum, cell, .. } => {
-                packets_only(limit, "the ns-2 admission rule counts packets, or cells in cell mode")?;
+            QdiscSpec::Mqfq {
+                limit,
+                queues,
+                hashes,
+                quantum,
+                cell,
+                ..
+            } => {
+                packets_only(
+                    limit,
+                    "the ns-2 admission rule counts packets, or cells in cell mode",
+                )?;
                 if *queues == 0 {
                     return err("queues", "must be at least 1");
                 }
@@ -1018,13 +1071,27 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
-            QdiscSpec::Blue { limit, increment, decrement, .. } => {
+            QdiscSpec::Blue {
+                limit,
+                increment,
+                decrement,
+                ..
+            } => {
                 positive_limit(limit)?;
                 probability("increment", *increment)?;
                 probability("decrement", *decrement)
             }
             QdiscSpec::Sfb {
-                limit, levels, bins, bin_size, increment, decrement, rehash_interval, warmup_time, penalty_rate, ..
+                limit,
+                levels,
+                bins,
+                bin_size,
+                increment,
+                decrement,
+                rehash_interval,
+                warmup_time,
+                penalty_rate,
+                ..
             } => {
                 packets_only(limit, "SFB's bins count packets")?;
                 if *levels == 0 {
@@ -1046,7 +1113,17 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
-            QdiscSpec::Sfed { limit, alpha, lambda1, lambda2, max_p, quantum, default_weight, classes, .. } => {
+            QdiscSpec::Sfed {
+                limit,
+                alpha,
+                lambda1,
+                lambda2,
+                max_p,
+                quantum,
+                default_weight,
+                classes,
+                ..
+            } => {
                 positive_limit(limit)?;
                 if !(*alpha > 0.0 && alpha.is_finite()) {
                     return err("alpha", "must be positive");
@@ -1065,7 +1142,17 @@ impl QdiscSpec {
                 }
                 check_classes(classes).map_err(|(field, message)| SpecError { field, message })
             }
-            QdiscSpec::Red { limit, min_th, max_th, w_q, max_p, mean_packet_size, max_packet_size, link_rate_bps, .. } => {
+            QdiscSpec::Red {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                mean_packet_size,
+                max_packet_size,
+                link_rate_bps,
+                ..
+            } => {
                 positive_limit(limit)?;
                 thresholds(*min_th, *max_th)?;
                 weight("w_q", *w_q)?;
@@ -1074,7 +1161,19 @@ impl QdiscSpec {
                 nonzero("max_packet_size", *max_packet_size)?;
                 rate(*link_rate_bps)
             }
-            QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, mean_packet_size, link_rate_bps, .. } => {
+            QdiscSpec::Ared {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                target_delay,
+                interval,
+                beta,
+                mean_packet_size,
+                link_rate_bps,
+                ..
+            } => {
                 positive_limit(limit)?;
                 nonzero("mean_packet_size", *mean_packet_size)?;
                 rate(*link_rate_bps)?;
@@ -1093,7 +1192,16 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
-            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => {
+            QdiscSpec::Fred {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                min_q,
+                mean_packet_size,
+                link_rate_bps,
+            } => {
                 nonzero("limit", *limit)?;
                 thresholds(*min_th, *max_th)?;
                 weight("w_q", *w_q)?;
@@ -1104,7 +1212,16 @@ impl QdiscSpec {
                 nonzero("mean_packet_size", *mean_packet_size)?;
                 rate(*link_rate_bps)
             }
-            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, mean_packet_size, link_rate_bps, .. } => {
+            QdiscSpec::Choke {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                mean_packet_size,
+                link_rate_bps,
+                ..
+            } => {
                 nonzero("limit", *limit)?;
                 thresholds(*min_th, *max_th)?;
                 weight("w_q", *w_q)?;
@@ -1112,12 +1229,26 @@ impl QdiscSpec {
                 nonzero("mean_packet_size", *mean_packet_size)?;
                 rate(*link_rate_bps)
             }
-            QdiscSpec::Codel { limit, target, interval, .. } => {
+            QdiscSpec::Codel {
+                limit,
+                target,
+                interval,
+                ..
+            } => {
                 positive_limit(limit)?;
                 nonzero("target", *target)?;
                 nonzero("interval", *interval)
             }
-            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, .. } => {
+            QdiscSpec::FqCodel {
+                flows,
+                quantum,
+                limit,
+                memory_limit,
+                drop_batch_size,
+                target,
+                interval,
+                ..
+            } => {
                 nonzero("flows", *flows)?;
                 nonzero("quantum", *quantum)?;
                 nonzero("limit", *limit)?;
@@ -1126,7 +1257,18 @@ impl QdiscSpec {
                 nonzero("target", *target)?;
                 nonzero("interval", *interval)
             }
-            QdiscSpec::Pie { limit, target, t_update, alpha, beta, mark_ecn_threshold, dq_threshold, mean_packet_size, link_rate_bps, .. } => {
+            QdiscSpec::Pie {
+                limit,
+                target,
+                t_update,
+                alpha,
+                beta,
+                mark_ecn_threshold,
+                dq_threshold,
+                mean_packet_size,
+                link_rate_bps,
+                ..
+            } => {
                 positive_limit(limit)?;
                 nonzero("target", *target)?;
                 nonzero("t_update", *t_update)?;
@@ -1145,7 +1287,12 @@ impl QdiscSpec {
                 rate(*link_rate_bps)?;
                 validate_linux_red(&self.linux_red_params())
             }
-            QdiscSpec::Cbt { link_rate_bps, mm_threshold, udp_threshold, .. } => {
+            QdiscSpec::Cbt {
+                link_rate_bps,
+                mm_threshold,
+                udp_threshold,
+                ..
+            } => {
                 rate(*link_rate_bps)?;
                 validate_linux_red(&self.linux_red_params())?;
                 if negative_or_nan(*mm_threshold) {
@@ -1156,42 +1303,93 @@ impl QdiscSpec {
                 }
                 Ok(())
             }
-            QdiscSpec::Dcbt { link_rate_bps, flow_timeout, gc_interval, .. } => {
+            QdiscSpec::Dcbt {
+                link_rate_bps,
+                flow_timeout,
+                gc_interval,
+                ..
+            } => {
                 rate(*link_rate_bps)?;
                 validate_linux_red(&self.linux_red_params())?;
                 nonzero("flow_timeout", *flow_timeout)?;
                 nonzero("gc_interval", *gc_interval)
             }
-            QdiscSpec::Chips { link_rate_bps, flow_timeout, gc_interval, chips_ratio, .. } => {
+            QdiscSpec::Chips {
+                link_rate_bps,
+                flow_timeout,
+                gc_interval,
+                chips_ratio,
+                ..
+            } => {
                 rate(*link_rate_bps)?;
                 validate_linux_red(&self.linux_red_params())?;
                 nonzero("flow_timeout", *flow_timeout)?;
                 nonzero("gc_interval", *gc_interval)?;
                 probability("chips_ratio", *chips_ratio)
             }
-            QdiscSpec::Drr { limit, quantum, queues, mapping, bloom, drop_from: _ } => {
+            QdiscSpec::Drr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                drop_from: _,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_map(*queues, *mapping, bloom)
             }
-            QdiscSpec::Tdrr { limit, quantum, queues, mapping, bloom, drop_from: _, weight: w, estimator: _ } => {
+            QdiscSpec::Tdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                drop_from: _,
+                weight: w,
+                estimator: _,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_map(*queues, *mapping, bloom)?;
                 weight("weight", *w)
             }
-            QdiscSpec::Qsdrr { limit, quantum, queues, mapping, bloom } => {
+            QdiscSpec::Qsdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_map(*queues, *mapping, bloom)
             }
-            QdiscSpec::Dtdrr { limit, quantum, queues, mapping, bloom, alpha } => {
+            QdiscSpec::Dtdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                alpha,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_map(*queues, *mapping, bloom)?;
                 check_positive("alpha", *alpha)
             }
-            QdiscSpec::Dsdrr { limit, quantum, queues, mapping, bloom, alpha, period, w_init, w_max, over_w: _ } => {
+            QdiscSpec::Dsdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                alpha,
+                period,
+                w_init,
+                w_max,
+                over_w: _,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_map(*queues, *mapping, bloom)?;
@@ -1202,17 +1400,33 @@ impl QdiscSpec {
                 weight("w_init", *w_init)?;
                 weight("w_max", *w_max)?;
                 if w_init > w_max {
-                    return err("w_init", format!("must not exceed w_max ({w_max}), got {w_init}"));
+                    return err(
+                        "w_init",
+                        format!("must not exceed w_max ({w_max}), got {w_init}"),
+                    );
                 }
                 Ok(())
             }
-            QdiscSpec::Wdrr { limit, quantum, weights, default_weight } => {
+            QdiscSpec::Wdrr {
+                limit,
+                quantum,
+                weights,
+                default_weight,
+            } => {
                 positive_limit(limit)?;
                 check_quantum(*quantum)?;
                 check_weights(weights, *default_weight)
             }
-            QdiscSpec::Scfq { limit, weights, default_weight }
-            | QdiscSpec::Wf2qPlus { limit, weights, default_weight } => {
+            QdiscSpec::Scfq {
+                limit,
+                weights,
+                default_weight,
+            }
+            | QdiscSpec::Wf2qPlus {
+                limit,
+                weights,
+                default_weight,
+            } => {
                 positive_limit(limit)?;
                 check_weights(weights, *default_weight)
             }
@@ -1220,7 +1434,20 @@ impl QdiscSpec {
     }
 
     fn ared_params(&self) -> AredParams {
-        let QdiscSpec::Ared { limit, min_th, max_th, w_q, max_p, target_delay, interval, beta, ecn, mean_packet_size, link_rate_bps } = *self else {
+        let QdiscSpec::Ared {
+            limit,
+            min_th,
+            max_th,
+            w_q,
+            max_p,
+            target_delay,
+            interval,
+            beta,
+            ecn,
+            mean_packet_size,
+            link_rate_bps,
+        } = *self
+        else {
             unreachable!("ared_params of {}", self.kind())
         };
         AredParams {
@@ -1240,12 +1467,58 @@ impl QdiscSpec {
 
     fn linux_red_params(&self) -> LinuxRedParams {
         match *self {
-            QdiscSpec::RedLinux { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps }
-            | QdiscSpec::Cbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
-            | QdiscSpec::Dcbt { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. }
-            | QdiscSpec::Chips { limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps, .. } => {
-                linux_red(limit, min_th, max_th, avpkt, burst, max_p, ecn, link_rate_bps)
+            QdiscSpec::RedLinux {
+                limit,
+                min_th,
+                max_th,
+                avpkt,
+                burst,
+                max_p,
+                ecn,
+                link_rate_bps,
             }
+            | QdiscSpec::Cbt {
+                limit,
+                min_th,
+                max_th,
+                avpkt,
+                burst,
+                max_p,
+                ecn,
+                link_rate_bps,
+                ..
+            }
+            | QdiscSpec::Dcbt {
+                limit,
+                min_th,
+                max_th,
+                avpkt,
+                burst,
+                max_p,
+                ecn,
+                link_rate_bps,
+                ..
+            }
+            | QdiscSpec::Chips {
+                limit,
+                min_th,
+                max_th,
+                avpkt,
+                burst,
+                max_p,
+                ecn,
+                link_rate_bps,
+                ..
+            } => linux_red(
+                limit,
+                min_th,
+                max_th,
+                avpkt,
+                burst,
+                max_p,
+                ecn,
+                link_rate_bps,
+            ),
             _ => unreachable!("linux_red_params of {}", self.kind()),
         }
     }
@@ -1253,13 +1526,18 @@ impl QdiscSpec {
     /// Make the discipline. `seed` feeds its random stream and hash family,
     /// so two queues of one run never share random numbers. The spec must
     /// have passed [`QdiscSpec::validate`].
-    pub fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+    pub fn build<P: Packet + Send + 'static>(
+        &self,
+        seed: u64,
+    ) -> Box<dyn QueueDiscipline<P> + Send> {
         const VALID: &str = "QdiscSpec::build on a spec that fails validate()";
         match *self {
             QdiscSpec::Droptail { limit } => Box::new(DropTail::new(limit)),
-            QdiscSpec::Sfq { .. } | QdiscSpec::Mqfq { .. } | QdiscSpec::Blue { .. } | QdiscSpec::Sfb { .. } | QdiscSpec::Sfed { .. } => {
-                self.build_fair_queueing(seed)
-            }
+            QdiscSpec::Sfq { .. }
+            | QdiscSpec::Mqfq { .. }
+            | QdiscSpec::Blue { .. }
+            | QdiscSpec::Sfb { .. }
+            | QdiscSpec::Sfed { .. } => self.build_fair_queueing(seed),
             QdiscSpec::Drr { .. }
             | QdiscSpec::Tdrr { .. }
             | QdiscSpec::Qsdrr { .. }
@@ -1268,26 +1546,45 @@ impl QdiscSpec {
             | QdiscSpec::Wdrr { .. }
             | QdiscSpec::Scfq { .. }
             | QdiscSpec::Wf2qPlus { .. } => self.build_per_flow_queueing(seed),
-            QdiscSpec::Red { limit, mode, min_th, max_th, w_q, max_p, gentle, ecn, mean_packet_size, max_packet_size, link_rate_bps } => {
-                Box::new(Red::new(
-                    RedParams {
-                        limit,
-                        mode,
-                        min_th,
-                        max_th,
-                        w_q,
-                        max_p,
-                        gentle,
-                        ecn,
-                        mean_packet_size,
-                        max_packet_size,
-                        link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
-                    },
-                    seed,
-                ))
-            }
+            QdiscSpec::Red {
+                limit,
+                mode,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                gentle,
+                ecn,
+                mean_packet_size,
+                max_packet_size,
+                link_rate_bps,
+            } => Box::new(Red::new(
+                RedParams {
+                    limit,
+                    mode,
+                    min_th,
+                    max_th,
+                    w_q,
+                    max_p,
+                    gentle,
+                    ecn,
+                    mean_packet_size,
+                    max_packet_size,
+                    link_rate_bps: link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+                },
+                seed,
+            )),
             QdiscSpec::Ared { .. } => Box::new(Ared::new(self.ared_params(), seed)),
-            QdiscSpec::Fred { limit, min_th, max_th, w_q, max_p, min_q, mean_packet_size, link_rate_bps } => Box::new(Fred::new(
+            QdiscSpec::Fred {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                min_q,
+                mean_packet_size,
+                link_rate_bps,
+            } => Box::new(Fred::new(
                 FredParams {
                     limit,
                     min_th,
@@ -1300,7 +1597,16 @@ impl QdiscSpec {
                 },
                 seed,
             )),
-            QdiscSpec::Choke { limit, min_th, max_th, w_q, max_p, ecn, mean_packet_size, link_rate_bps } => Box::new(Choke::new(
+            QdiscSpec::Choke {
+                limit,
+                min_th,
+                max_th,
+                w_q,
+                max_p,
+                ecn,
+                mean_packet_size,
+                link_rate_bps,
+            } => Box::new(Choke::new(
                 ChokeParams {
                     limit,
                     min_th,
@@ -1313,22 +1619,47 @@ impl QdiscSpec {
                 },
                 seed,
             )),
-            QdiscSpec::Codel { limit, target, interval, mtu, ecn } => {
-                Box::new(Codel::new(limit, CodelParams { target, interval, mtu, ecn }))
-            }
-            QdiscSpec::FqCodel { flows, quantum, limit, memory_limit, drop_batch_size, target, interval, mtu, ecn } => {
-                Box::new(FqCodel::new(
-                    FqCodelParams {
-                        flows: flows as usize,
-                        quantum,
-                        limit,
-                        memory_limit,
-                        drop_batch_size,
-                        codel: CodelParams { target, interval, mtu, ecn },
+            QdiscSpec::Codel {
+                limit,
+                target,
+                interval,
+                mtu,
+                ecn,
+            } => Box::new(Codel::new(
+                limit,
+                CodelParams {
+                    target,
+                    interval,
+                    mtu,
+                    ecn,
+                },
+            )),
+            QdiscSpec::FqCodel {
+                flows,
+                quantum,
+                limit,
+                memory_limit,
+                drop_batch_size,
+                target,
+                interval,
+                mtu,
+                ecn,
+            } => Box::new(FqCodel::new(
+                FqCodelParams {
+                    flows: flows as usize,
+                    quantum,
+                    limit,
+                    memory_limit,
+                    drop_batch_size,
+                    codel: CodelParams {
+                        target,
+                        interval,
+                        mtu,
+                        ecn,
                     },
-                    seed,
-                ))
-            }
+                },
+                seed,
+            )),
             QdiscSpec::Pie {
                 limit,
                 target,
@@ -1359,18 +1690,52 @@ impl QdiscSpec {
                 },
                 seed,
             )),
-            QdiscSpec::RedLinux { .. } => Box::new(RedLinux::new(&self.linux_red_params(), seed).expect(VALID)),
-            QdiscSpec::Cbt { mm_threshold, udp_threshold, .. } => Box::new(
-                Cbt::new(&CbtParams { red: self.linux_red_params(), mm_threshold, udp_threshold }, seed).expect(VALID),
-            ),
-            QdiscSpec::Dcbt { flow_timeout, gc_interval, udp_flows, udp_base, .. } => Box::new(
-                Dcbt::new(
-                    &DcbtParams { red: self.linux_red_params(), flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio: None },
+            QdiscSpec::RedLinux { .. } => {
+                Box::new(RedLinux::new(&self.linux_red_params(), seed).expect(VALID))
+            }
+            QdiscSpec::Cbt {
+                mm_threshold,
+                udp_threshold,
+                ..
+            } => Box::new(
+                Cbt::new(
+                    &CbtParams {
+                        red: self.linux_red_params(),
+                        mm_threshold,
+                        udp_threshold,
+                    },
                     seed,
                 )
                 .expect(VALID),
             ),
-            QdiscSpec::Chips { flow_timeout, gc_interval, udp_flows, udp_base, chips_ratio, .. } => Box::new(
+            QdiscSpec::Dcbt {
+                flow_timeout,
+                gc_interval,
+                udp_flows,
+                udp_base,
+                ..
+            } => Box::new(
+                Dcbt::new(
+                    &DcbtParams {
+                        red: self.linux_red_params(),
+                        flow_timeout,
+                        gc_interval,
+                        udp_flows,
+                        udp_base,
+                        chips_ratio: None,
+                    },
+                    seed,
+                )
+                .expect(VALID),
+            ),
+            QdiscSpec::Chips {
+                flow_timeout,
+                gc_interval,
+                udp_flows,
+                udp_base,
+                chips_ratio,
+                ..
+            } => Box::new(
                 Dcbt::new(
                     &DcbtParams {
                         red: self.linux_red_params(),
@@ -1389,21 +1754,55 @@ impl QdiscSpec {
 
     /// Seed 001's and 002's disciplines and Blue (their parameters hold
     /// vectors, so they are built from a borrowed spec).
-    fn build_fair_queueing<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+    fn build_fair_queueing<P: Packet + Send + 'static>(
+        &self,
+        seed: u64,
+    ) -> Box<dyn QueueDiscipline<P> + Send> {
         let packets = |l: &Limit| match *l {
             Limit::Packets(n) => n,
             Limit::Bytes(b) => b / 1500,
         };
         match self {
-            QdiscSpec::Sfq { limit, buckets, hash, admission } => {
-                Box::new(Sfq::new(packets(limit), *buckets, *hash, *admission, seed))
-            }
-            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, cell, admission } => {
-                Box::new(Mqfq::new(packets(limit), *queues, *hashes, *quantum, *reorder, *cell, *admission, seed))
-            }
-            QdiscSpec::Blue { limit, increment, decrement, freeze_time, threshold, ecn } => {
-                Box::new(Blue::new(*limit, *increment, *decrement, *freeze_time, *threshold, *ecn, seed))
-            }
+            QdiscSpec::Sfq {
+                limit,
+                buckets,
+                hash,
+                admission,
+            } => Box::new(Sfq::new(packets(limit), *buckets, *hash, *admission, seed)),
+            QdiscSpec::Mqfq {
+                limit,
+                queues,
+                hashes,
+                quantum,
+                reorder,
+                cell,
+                admission,
+            } => Box::new(Mqfq::new(
+                packets(limit),
+                *queues,
+                *hashes,
+                *quantum,
+                *reorder,
+                *cell,
+                *admission,
+                seed,
+            )),
+            QdiscSpec::Blue {
+                limit,
+                increment,
+                decrement,
+                freeze_time,
+                threshold,
+                ecn,
+            } => Box::new(Blue::new(
+                *limit,
+                *increment,
+                *decrement,
+                *freeze_time,
+                *threshold,
+                *ecn,
+                seed,
+            )),
             QdiscSpec::Sfb {
                 limit,
                 levels,
@@ -1437,23 +1836,32 @@ impl QdiscSpec {
                     seed,
                 ))
             }
-            QdiscSpec::Sfed { limit, alpha, lambda1, lambda2, max_p, randomized, ecn, quantum, default_weight, classes } => {
-                Box::new(Sfed::new(
-                    SfedParams {
-                        limit: *limit,
-                        alpha: *alpha,
-                        lambda1: *lambda1,
-                        lambda2: *lambda2,
-                        max_p: *max_p,
-                        randomized: *randomized,
-                        ecn: *ecn,
-                        quantum: *quantum,
-                        default_weight: *default_weight,
-                        classes: classes.clone(),
-                    },
-                    seed,
-                ))
-            }
+            QdiscSpec::Sfed {
+                limit,
+                alpha,
+                lambda1,
+                lambda2,
+                max_p,
+                randomized,
+                ecn,
+                quantum,
+                default_weight,
+                classes,
+            } => Box::new(Sfed::new(
+                SfedParams {
+                    limit: *limit,
+                    alpha: *alpha,
+                    lambda1: *lambda1,
+                    lambda2: *lambda2,
+                    max_p: *max_p,
+                    randomized: *randomized,
+                    ecn: *ecn,
+                    quantum: *quantum,
+                    default_weight: *default_weight,
+                    classes: classes.clone(),
+                },
+                seed,
+            )),
             _ => unreachable!("not a fair-queueing spec"),
         }
     }
@@ -1461,44 +1869,106 @@ impl QdiscSpec {
     /// Seed 000's DRR family and the weighted schedulers of its chapter 7
     /// (their parameters hold vectors, so they are built from a borrowed
     /// spec).
-    fn build_per_flow_queueing<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+    fn build_per_flow_queueing<P: Packet + Send + 'static>(
+        &self,
+        seed: u64,
+    ) -> Box<dyn QueueDiscipline<P> + Send> {
         match self {
-            QdiscSpec::Drr { limit, quantum, queues, mapping, bloom, drop_from } => {
-                Box::new(DrrLqd::new(*limit, *quantum, queue_map(*queues, *mapping, bloom, seed), *drop_from, seed))
-            }
-            QdiscSpec::Tdrr { limit, quantum, queues, mapping, bloom, drop_from, weight, estimator } => {
-                Box::new(Tdrr::new(
-                    *limit,
-                    *quantum,
-                    queue_map(*queues, *mapping, bloom, seed),
-                    *drop_from,
-                    *weight,
-                    *estimator,
-                ))
-            }
-            QdiscSpec::Qsdrr { limit, quantum, queues, mapping, bloom } => {
-                Box::new(Qsdrr::new(*limit, *quantum, queue_map(*queues, *mapping, bloom, seed), seed))
-            }
-            QdiscSpec::Dtdrr { limit, quantum, queues, mapping, bloom, alpha } => {
-                Box::new(Dtdrr::new(*limit, *quantum, queue_map(*queues, *mapping, bloom, seed), *alpha))
-            }
-            QdiscSpec::Dsdrr { limit, quantum, queues, mapping, bloom, alpha, period, w_init, w_max, over_w } => {
-                Box::new(Dsdrr::new(
-                    *limit,
-                    *quantum,
-                    queue_map(*queues, *mapping, bloom, seed),
-                    DsdrrParams { alpha: *alpha, period: *period, w_init: *w_init, w_max: *w_max, over_w: *over_w },
-                ))
-            }
-            QdiscSpec::Wdrr { limit, quantum, weights: w, default_weight } => {
-                Box::new(Wdrr::new(*limit, *quantum, weights(w, *default_weight)))
-            }
-            QdiscSpec::Scfq { limit, weights: w, default_weight } => {
-                Box::new(Scfq::new(*limit, weights(w, *default_weight)))
-            }
-            QdiscSpec::Wf2qPlus { limit, weights: w, default_weight } => {
-                Box::new(Wf2qPlus::new(*limit, weights(w, *default_weight)))
-            }
+            QdiscSpec::Drr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                drop_from,
+            } => Box::new(DrrLqd::new(
+                *limit,
+                *quantum,
+                queue_map(*queues, *mapping, bloom, seed),
+                *drop_from,
+                seed,
+            )),
+            QdiscSpec::Tdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                drop_from,
+                weight,
+                estimator,
+            } => Box::new(Tdrr::new(
+                *limit,
+                *quantum,
+                queue_map(*queues, *mapping, bloom, seed),
+                *drop_from,
+                *weight,
+                *estimator,
+            )),
+            QdiscSpec::Qsdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+            } => Box::new(Qsdrr::new(
+                *limit,
+                *quantum,
+                queue_map(*queues, *mapping, bloom, seed),
+                seed,
+            )),
+            QdiscSpec::Dtdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                alpha,
+            } => Box::new(Dtdrr::new(
+                *limit,
+                *quantum,
+                queue_map(*queues, *mapping, bloom, seed),
+                *alpha,
+            )),
+            QdiscSpec::Dsdrr {
+                limit,
+                quantum,
+                queues,
+                mapping,
+                bloom,
+                alpha,
+                period,
+                w_init,
+                w_max,
+                over_w,
+            } => Box::new(Dsdrr::new(
+                *limit,
+                *quantum,
+                queue_map(*queues, *mapping, bloom, seed),
+                DsdrrParams {
+                    alpha: *alpha,
+                    period: *period,
+                    w_init: *w_init,
+                    w_max: *w_max,
+                    over_w: *over_w,
+                },
+            )),
+            QdiscSpec::Wdrr {
+                limit,
+                quantum,
+                weights: w,
+                default_weight,
+            } => Box::new(Wdrr::new(*limit, *quantum, weights(w, *default_weight))),
+            QdiscSpec::Scfq {
+                limit,
+                weights: w,
+                default_weight,
+            } => Box::new(Scfq::new(*limit, weights(w, *default_weight))),
+            QdiscSpec::Wf2qPlus {
+                limit,
+                weights: w,
+                default_weight,
+            } => Box::new(Wf2qPlus::new(*limit, weights(w, *default_weight))),
             _ => unreachable!("not a per-flow queueing spec"),
         }
     }
@@ -1519,7 +1989,19 @@ mod tests {
 
     #[test]
     fn every_kind_builds_from_its_defaults() {
-        for kind in ["red", "ared", "fred", "choke", "codel", "fq_codel", "pie", "red_linux", "cbt", "dcbt", "chips"] {
+        for kind in [
+            "red",
+            "ared",
+            "fred",
+            "choke",
+            "codel",
+            "fq_codel",
+            "pie",
+            "red_linux",
+            "cbt",
+            "dcbt",
+            "chips",
+        ] {
             let s = spec(&format!(r#"{{"kind": "{kind}"}}"#));
             assert_eq!(s.kind(), kind);
             s.validate().unwrap_or_else(|e| panic!("{kind}: {e}"));
@@ -1530,26 +2012,53 @@ mod tests {
 
     #[test]
     fn impossible_parameters_name_their_field() {
-        assert_eq!(field(r#"{"kind": "red", "min_th": 20, "max_th": 10}"#), "min_th");
+        assert_eq!(
+            field(r#"{"kind": "red", "min_th": 20, "max_th": 10}"#),
+            "min_th"
+        );
         assert_eq!(field(r#"{"kind": "red", "max_p": 1.5}"#), "max_p");
         assert_eq!(field(r#"{"kind": "red", "w_q": 0}"#), "w_q");
-        assert_eq!(field(r#"{"kind": "red", "limit": {"packets": 0}}"#), "limit");
-        assert_eq!(field(r#"{"kind": "ared", "min_th": 30, "max_th": 20}"#), "min_th");
+        assert_eq!(
+            field(r#"{"kind": "red", "limit": {"packets": 0}}"#),
+            "limit"
+        );
+        assert_eq!(
+            field(r#"{"kind": "ared", "min_th": 30, "max_th": 20}"#),
+            "min_th"
+        );
         assert_eq!(field(r#"{"kind": "ared", "beta": 1.0}"#), "beta");
         assert_eq!(field(r#"{"kind": "fred", "max_p": -0.1}"#), "max_p");
-        assert_eq!(field(r#"{"kind": "choke", "min_th": 300, "max_th": 200}"#), "min_th");
+        assert_eq!(
+            field(r#"{"kind": "choke", "min_th": 300, "max_th": 200}"#),
+            "min_th"
+        );
         assert_eq!(field(r#"{"kind": "codel", "interval": 0}"#), "interval");
         assert_eq!(field(r#"{"kind": "fq_codel", "flows": 0}"#), "flows");
         assert_eq!(field(r#"{"kind": "fq_codel", "quantum": 0}"#), "quantum");
-        assert_eq!(field(r#"{"kind": "pie", "mark_ecn_threshold": 2}"#), "mark_ecn_threshold");
-        assert_eq!(field(r#"{"kind": "pie", "link_rate_bps": 0}"#), "link_rate_bps");
-        assert_eq!(field(r#"{"kind": "red_linux", "min_th": 15000, "max_th": 5000}"#), "min_th");
+        assert_eq!(
+            field(r#"{"kind": "pie", "mark_ecn_threshold": 2}"#),
+            "mark_ecn_threshold"
+        );
+        assert_eq!(
+            field(r#"{"kind": "pie", "link_rate_bps": 0}"#),
+            "link_rate_bps"
+        );
+        assert_eq!(
+            field(r#"{"kind": "red_linux", "min_th": 15000, "max_th": 5000}"#),
+            "min_th"
+        );
         // tc cannot find Wlog: burst + 1 - min/avpkt < 1.
         assert_eq!(field(r#"{"kind": "red_linux", "burst": 2}"#), "burst");
         // nor Plog for a probability below (max - min)/2^31.
         assert_eq!(field(r#"{"kind": "cbt", "max_p": 1e-9}"#), "max_p");
-        assert_eq!(field(r#"{"kind": "dcbt", "gc_interval": 0}"#), "gc_interval");
-        assert_eq!(field(r#"{"kind": "chips", "chips_ratio": 1.5}"#), "chips_ratio");
+        assert_eq!(
+            field(r#"{"kind": "dcbt", "gc_interval": 0}"#),
+            "gc_interval"
+        );
+        assert_eq!(
+            field(r#"{"kind": "chips", "chips_ratio": 1.5}"#),
+            "chips_ratio"
+        );
     }
 
     #[test]
@@ -1557,11 +2066,15 @@ mod tests {
         assert!(serde_json::from_str::<QdiscSpec>(r#"{"kind": "codel", "tagret": 5}"#).is_err());
         let mut s = spec(r#"{"kind": "pie"}"#);
         s.fill_link_rate(100_000_000);
-        let QdiscSpec::Pie { link_rate_bps, .. } = s else { unreachable!() };
+        let QdiscSpec::Pie { link_rate_bps, .. } = s else {
+            unreachable!()
+        };
         assert_eq!(link_rate_bps, Some(100_000_000));
         let mut s = spec(r#"{"kind": "red", "link_rate_bps": 1000000}"#);
         s.fill_link_rate(100_000_000);
-        let QdiscSpec::Red { link_rate_bps, .. } = s else { unreachable!() };
+        let QdiscSpec::Red { link_rate_bps, .. } = s else {
+            unreachable!()
+        };
         assert_eq!(link_rate_bps, Some(1_000_000));
     }
 }
@@ -1577,8 +2090,18 @@ mod fair_queueing_tests {
     #[test]
     fn defaults_come_from_the_sources() {
         match parse(r#"{"kind":"mqfq"}"#) {
-            QdiscSpec::Mqfq { limit, queues, hashes, quantum, reorder, .. } => {
-                assert_eq!((limit, queues, hashes, quantum, reorder), (Limit::Packets(40), 16, 2, 1500, MqfqReorder::None));
+            QdiscSpec::Mqfq {
+                limit,
+                queues,
+                hashes,
+                quantum,
+                reorder,
+                ..
+            } => {
+                assert_eq!(
+                    (limit, queues, hashes, quantum, reorder),
+                    (Limit::Packets(40), 16, 2, 1500, MqfqReorder::None)
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -1592,18 +2115,35 @@ mod fair_queueing_tests {
             (r#"{"kind":"mqfq","hashes":0}"#, "hashes"),
             (r#"{"kind":"mqfq","queues":0}"#, "queues"),
             (r#"{"kind":"droptail","limit":{"packets":0}}"#, "limit"),
-            (r#"{"kind":"blue","limit":{"packets":10},"increment":1.5}"#, "increment"),
+            (
+                r#"{"kind":"blue","limit":{"packets":10},"increment":1.5}"#,
+                "increment",
+            ),
             (r#"{"kind":"sfb","bins":0}"#, "bins"),
-            (r#"{"kind":"sfb","rehash_interval":10,"warmup_time":20}"#, "warmup_time"),
+            (
+                r#"{"kind":"sfb","rehash_interval":10,"warmup_time":20}"#,
+                "warmup_time",
+            ),
             (r#"{"kind":"sfb","decrement":-0.1}"#, "decrement"),
-            (r#"{"kind":"sfed","limit":{"packets":24},"lambda2":0.6}"#, "lambda2"),
-            (r#"{"kind":"sfed","limit":{"packets":24},"max_p":2}"#, "max_p"),
-            (r#"{"kind":"sfed","limit":{"packets":24},"classes":[{"name":"a","parent":"x","flows":[1]}]}"#, "classes.parent"),
+            (
+                r#"{"kind":"sfed","limit":{"packets":24},"lambda2":0.6}"#,
+                "lambda2",
+            ),
+            (
+                r#"{"kind":"sfed","limit":{"packets":24},"max_p":2}"#,
+                "max_p",
+            ),
+            (
+                r#"{"kind":"sfed","limit":{"packets":24},"classes":[{"name":"a","parent":"x","flows":[1]}]}"#,
+                "classes.parent",
+            ),
         ];
         for (json, field) in bad {
             assert_eq!(parse(json).validate().unwrap_err().field, field, "{json}");
         }
-        assert!(parse(r#"{"kind":"mqfq","reorder":"cells","cell":48}"#).validate().is_ok());
+        assert!(parse(r#"{"kind":"mqfq","reorder":"cells","cell":48}"#)
+            .validate()
+            .is_ok());
         let tree = r#"{"kind":"sfed","limit":{"packets":190},"randomized":true,"classes":[
             {"name":"cbr","weight":3},{"name":"tcp","weight":9},
             {"name":"c0","parent":"cbr","weight":2,"flows":[0]},{"name":"c1","parent":"cbr","weight":1,"flows":[1]},
@@ -1623,29 +2163,59 @@ mod per_flow_queueing_tests {
     #[test]
     fn defaults_come_from_the_paper() {
         match parse(r#"{"kind": "dsdrr", "limit": {"packets": 1000}}"#) {
-            QdiscSpec::Dsdrr { quantum, queues, alpha, period, w_init, w_max, over_w, .. } => {
-                assert_eq!((quantum, queues, alpha, period, w_init, w_max), (1500, None, 0.1, 1_000_000_000, 0.1, 0.5));
+            QdiscSpec::Dsdrr {
+                quantum,
+                queues,
+                alpha,
+                period,
+                w_init,
+                w_max,
+                over_w,
+                ..
+            } => {
+                assert_eq!(
+                    (quantum, queues, alpha, period, w_init, w_max),
+                    (1500, None, 0.1, 1_000_000_000, 0.1, 0.5)
+                );
                 assert_eq!(over_w, OverW::Accept);
             }
             other => panic!("{other:?}"),
         }
         match parse(r#"{"kind": "tdrr", "limit": {"packets": 100}}"#) {
-            QdiscSpec::Tdrr { weight, estimator, drop_from, .. } => {
-                assert_eq!((weight, estimator, drop_from), (0.03125, RateEstimator::Departure, DropEnd::Front));
+            QdiscSpec::Tdrr {
+                weight,
+                estimator,
+                drop_from,
+                ..
+            } => {
+                assert_eq!(
+                    (weight, estimator, drop_from),
+                    (0.03125, RateEstimator::Departure, DropEnd::Front)
+                );
             }
             other => panic!("{other:?}"),
         }
-        match parse(r#"{"kind": "qsdrr", "limit": {"packets": 100}, "queues": 10, "mapping": "bloom"}"#) {
+        match parse(
+            r#"{"kind": "qsdrr", "limit": {"packets": 100}, "queues": 10, "mapping": "bloom"}"#,
+        ) {
             QdiscSpec::Qsdrr { bloom, .. } => assert_eq!(bloom, BloomSpec::default()),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(parse(r#"{"kind": "wf2q_plus", "limit": {"packets": 10}}"#), QdiscSpec::Wf2qPlus { .. }));
-        assert!(matches!(parse(r#"{"kind": "dtdrr", "limit": {"packets": 10}}"#), QdiscSpec::Dtdrr { alpha, .. } if alpha == 2.0));
+        assert!(matches!(
+            parse(r#"{"kind": "wf2q_plus", "limit": {"packets": 10}}"#),
+            QdiscSpec::Wf2qPlus { .. }
+        ));
+        assert!(
+            matches!(parse(r#"{"kind": "dtdrr", "limit": {"packets": 10}}"#), QdiscSpec::Dtdrr { alpha, .. } if alpha == 2.0)
+        );
     }
 
     #[test]
     fn unknown_fields_are_refused() {
-        assert!(serde_json::from_str::<QdiscSpec>(r#"{"kind": "qsdrr", "limit": {"packets": 1}, "alpha": 2}"#).is_err());
+        assert!(serde_json::from_str::<QdiscSpec>(
+            r#"{"kind": "qsdrr", "limit": {"packets": 1}, "alpha": 2}"#
+        )
+        .is_err());
         assert!(serde_json::from_str::<QdiscSpec>(
             r#"{"kind": "qsdrr", "limit": {"packets": 1}, "queues": 4, "mapping": "bloom", "bloom": {"bitz": 3}}"#
         )
@@ -1655,25 +2225,58 @@ mod per_flow_queueing_tests {
     #[test]
     fn impossible_parameters_name_their_field() {
         let field = |json: &str| parse(json).validate().unwrap_err().field;
-        assert_eq!(field(r#"{"kind": "qsdrr", "limit": {"packets": 100}, "queues": 0}"#), "queues");
-        assert_eq!(field(r#"{"kind": "drr", "limit": {"packets": 0}}"#), "limit");
-        assert_eq!(field(r#"{"kind": "drr", "limit": {"packets": 9}, "quantum": 0}"#), "quantum");
-        assert_eq!(field(r#"{"kind": "drr", "limit": {"packets": 9}, "mapping": "hash"}"#), "mapping");
-        assert_eq!(field(r#"{"kind": "tdrr", "limit": {"packets": 9}, "weight": 1.5}"#), "weight");
-        assert_eq!(field(r#"{"kind": "dtdrr", "limit": {"packets": 9}, "alpha": -1}"#), "alpha");
-        assert_eq!(field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "w_init": 0.6}"#), "w_init");
-        assert_eq!(field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "w_max": 0}"#), "w_max");
-        assert_eq!(field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "period": 0}"#), "period");
         assert_eq!(
-            field(r#"{"kind": "qsdrr", "limit": {"packets": 9}, "queues": 2, "mapping": "bloom", "bloom": {"delta": 300000000}}"#),
+            field(r#"{"kind": "qsdrr", "limit": {"packets": 100}, "queues": 0}"#),
+            "queues"
+        );
+        assert_eq!(
+            field(r#"{"kind": "drr", "limit": {"packets": 0}}"#),
+            "limit"
+        );
+        assert_eq!(
+            field(r#"{"kind": "drr", "limit": {"packets": 9}, "quantum": 0}"#),
+            "quantum"
+        );
+        assert_eq!(
+            field(r#"{"kind": "drr", "limit": {"packets": 9}, "mapping": "hash"}"#),
+            "mapping"
+        );
+        assert_eq!(
+            field(r#"{"kind": "tdrr", "limit": {"packets": 9}, "weight": 1.5}"#),
+            "weight"
+        );
+        assert_eq!(
+            field(r#"{"kind": "dtdrr", "limit": {"packets": 9}, "alpha": -1}"#),
+            "alpha"
+        );
+        assert_eq!(
+            field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "w_init": 0.6}"#),
+            "w_init"
+        );
+        assert_eq!(
+            field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "w_max": 0}"#),
+            "w_max"
+        );
+        assert_eq!(
+            field(r#"{"kind": "dsdrr", "limit": {"packets": 9}, "period": 0}"#),
+            "period"
+        );
+        assert_eq!(
+            field(
+                r#"{"kind": "qsdrr", "limit": {"packets": 9}, "queues": 2, "mapping": "bloom", "bloom": {"delta": 300000000}}"#
+            ),
             "bloom.delta"
         );
         assert_eq!(
-            field(r#"{"kind": "scfq", "limit": {"packets": 9}, "weights": [{"flow": 3, "weight": 0}]}"#),
+            field(
+                r#"{"kind": "scfq", "limit": {"packets": 9}, "weights": [{"flow": 3, "weight": 0}]}"#
+            ),
             "weights"
         );
-        assert!(parse(r#"{"kind": "wdrr", "limit": {"bytes": 90000}, "weights": [{"flow": 3, "weight": 10}]}"#)
-            .validate()
-            .is_ok());
+        assert!(parse(
+            r#"{"kind": "wdrr", "limit": {"bytes": 90000}, "weights": [{"flow": 3, "weight": 10}]}"#
+        )
+        .validate()
+        .is_ok());
     }
 }

@@ -16,8 +16,12 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 4] =
-        [DropReason::Overflow, DropReason::Early, DropReason::PushOut, DropReason::Policy];
+    pub const ALL: [DropReason; 4] = [
+        DropReason::Overflow,
+        DropReason::Early,
+        DropReason::PushOut,
+        DropReason::Policy,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -59,8 +63,14 @@ pub struct LossStats {
     pub mark_bytes: u64,
 }
 
-static NO_LOSSES: LossStats =
-    LossStats { drops: [0; 4], drop_bytes: [0; 4], buffered_drops: 0, buffered_drop_bytes: 0, marks: 0, mark_bytes: 0 };
+static NO_LOSSES: LossStats = LossStats {
+    drops: [0; 4],
+    drop_bytes: [0; 4],
+    buffered_drops: 0,
+    buffered_drop_bytes: 0,
+    marks: 0,
+    mark_bytes: 0,
+};
 
 impl QdiscStats {
     /// Drops and marks (all zero if there were none).

@@ -127,12 +127,18 @@ impl<P: Packet> QueueDiscipline<P> for Tdrr<P> {
             self.active.grow();
         }
         while !self.limit.admits(self.q.backlog(), packet.size()) {
-            let (victim, _) = self.active.peek().expect("a full buffer has an active queue");
+            let (victim, _) = self
+                .active
+                .peek()
+                .expect("a full buffer has an active queue");
             let dropped = match self.drop_from {
                 DropEnd::Front => self.q.discard_front(victim),
                 DropEnd::Tail => self.q.discard_back(victim),
             };
-            verdicts.discard(dropped.expect("active queues are non-empty"), DropReason::PushOut);
+            verdicts.discard(
+                dropped.expect("active queues are non-empty"),
+                DropReason::PushOut,
+            );
             if self.q.is_empty(victim) {
                 self.active.remove(victim);
             }
@@ -180,7 +186,14 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn tdrr(limit: u64, estimator: RateEstimator) -> Tdrr<TestPacket> {
-        Tdrr::new(Limit::Packets(limit), 1500, QueueMap::per_flow(), DropEnd::Front, 0.5, estimator)
+        Tdrr::new(
+            Limit::Packets(limit),
+            1500,
+            QueueMap::per_flow(),
+            DropEnd::Front,
+            0.5,
+            estimator,
+        )
     }
 
     fn drained(v: &mut Verdicts<TestPacket>) -> Vec<(u64, u64)> {

@@ -19,7 +19,13 @@ pub struct TestPacket {
 
 impl TestPacket {
     pub fn new(flow: u64, seq: u64, size: u32) -> Self {
-        Self { flow, seq, size, class: TrafficClass::Tcp, ecn: Ecn::NotEct }
+        Self {
+            flow,
+            seq,
+            size,
+            class: TrafficClass::Tcp,
+            ecn: Ecn::NotEct,
+        }
     }
 }
 
@@ -45,8 +51,15 @@ impl Packet for TestPacket {
 /// flow `flow` and `size` bytes arrives, or the link asks for a packet.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
-    Arrive { dt: Time, flow: u64, size: u32, class: TrafficClass },
-    Depart { dt: Time },
+    Arrive {
+        dt: Time,
+        flow: u64,
+        size: u32,
+        class: TrafficClass,
+    },
+    Depart {
+        dt: Time,
+    },
 }
 
 /// What happened to each packet, in order: the decision log compared for
@@ -84,21 +97,39 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
     let mut seen: std::collections::HashSet<(u64, u64)> = Default::default();
     let mut out = Outcome::default();
 
-    let mut settle = |q: &mut Qdisc<TestPacket>, verdicts: &mut Verdicts<TestPacket>, out: &mut Outcome| {
-        verdicts.drain(|d| {
-            assert!(seen.insert((d.packet.flow, d.packet.seq)), "packet reported twice: {:?}", d.packet);
-            out.dropped.push((d.packet.flow, d.packet.seq, d.reason as u8, d.buffered));
-        });
-        q.check_conservation().unwrap_or_else(|e| panic!("{e}"));
-        if let Some(limit) = promises.limit {
-            assert!(!limit.exceeded_by(q.backlog()), "{}: backlog {:?} over {:?}", q.name(), q.backlog(), limit);
-        }
-    };
+    let mut settle =
+        |q: &mut Qdisc<TestPacket>, verdicts: &mut Verdicts<TestPacket>, out: &mut Outcome| {
+            verdicts.drain(|d| {
+                assert!(
+                    seen.insert((d.packet.flow, d.packet.seq)),
+                    "packet reported twice: {:?}",
+                    d.packet
+                );
+                out.dropped
+                    .push((d.packet.flow, d.packet.seq, d.reason as u8, d.buffered));
+            });
+            q.check_conservation().unwrap_or_else(|e| panic!("{e}"));
+            if let Some(limit) = promises.limit {
+                assert!(
+                    !limit.exceeded_by(q.backlog()),
+                    "{}: backlog {:?} over {:?}",
+                    q.name(),
+                    q.backlog(),
+                    limit
+                );
+            }
+        };
 
     let mut depart = |p: TestPacket, out: &mut Outcome| {
         if promises.per_flow_order {
             if let Some(&last) = last_departed.get(&p.flow) {
-                assert!(p.seq > last, "flow {} reordered: {} after {}", p.flow, p.seq, last);
+                assert!(
+                    p.seq > last,
+                    "flow {} reordered: {} after {}",
+                    p.flow,
+                    p.seq,
+                    last
+                );
             }
             last_departed.insert(p.flow, p.seq);
         }
@@ -107,7 +138,12 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
 
     for op in ops {
         match *op {
-            Op::Arrive { dt, flow, size, class } => {
+            Op::Arrive {
+                dt,
+                flow,
+                size,
+                class,
+            } => {
                 now += dt;
                 let seq = next_seq.entry(flow).or_insert(0);
                 let mut p = TestPacket::new(flow, *seq, size);
@@ -139,6 +175,10 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
     out.left = q.backlog().packets;
     assert_eq!(out.left, 0, "{} did not drain", q.name());
     let total_arrivals: u64 = next_seq.values().sum();
-    assert_eq!(out.departed.len() + out.dropped.len(), total_arrivals as usize, "packets lost or invented");
+    assert_eq!(
+        out.departed.len() + out.dropped.len(),
+        total_arrivals as usize,
+        "packets lost or invented"
+    );
     out
 }

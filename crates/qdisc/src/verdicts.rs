@@ -23,7 +23,11 @@ pub struct Verdicts<P> {
 
 impl<P> Default for Verdicts<P> {
     fn default() -> Self {
-        Self { dropped: Vec::new(), marked: 0, marked_bytes: 0 }
+        Self {
+            dropped: Vec::new(),
+            marked: 0,
+            marked_bytes: 0,
+        }
     }
 }
 
@@ -35,13 +39,21 @@ impl<P> Verdicts<P> {
     /// Refuse an arriving packet that was never written into the buffer.
     #[inline]
     pub fn refuse(&mut self, packet: P, reason: DropReason) {
-        self.dropped.push(Dropped { packet, reason, buffered: false });
+        self.dropped.push(Dropped {
+            packet,
+            reason,
+            buffered: false,
+        });
     }
 
     /// Discard a packet that had been queued.
     #[inline]
     pub fn discard(&mut self, packet: P, reason: DropReason) {
-        self.dropped.push(Dropped { packet, reason, buffered: true });
+        self.dropped.push(Dropped {
+            packet,
+            reason,
+            buffered: true,
+        });
     }
 
     /// Count an ECN mark of `bytes` bytes (the discipline sets CE itself).
@@ -66,7 +78,11 @@ impl<P> Verdicts<P> {
     /// Where the sink stands now, so that what a call adds can be told apart.
     #[inline]
     pub(crate) fn checkpoint(&self) -> Checkpoint {
-        Checkpoint { dropped: self.dropped.len(), marked: self.marked, marked_bytes: self.marked_bytes }
+        Checkpoint {
+            dropped: self.dropped.len(),
+            marked: self.marked,
+            marked_bytes: self.marked_bytes,
+        }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -30,7 +30,10 @@ pub struct Wdrr<P> {
 
 impl<P: Packet> Wdrr<P> {
     pub fn new(limit: Limit, quantum: u32, weights: FlowWeights) -> Self {
-        Self { q: DrrQueues::new(QueueMap::per_flow(), quantum as u64, false).with_weights(weights), limit }
+        Self {
+            q: DrrQueues::new(QueueMap::per_flow(), quantum as u64, false).with_weights(weights),
+            limit,
+        }
     }
 }
 
@@ -70,7 +73,9 @@ mod tests {
             d.enqueue(TestPacket::new(1, s, 1000), 0, &mut v);
             d.enqueue(TestPacket::new(9, s, 1000), 0, &mut v);
         }
-        let first: Vec<u64> = (0..22).map(|_| d.dequeue(0, &mut v).unwrap().flow).collect();
+        let first: Vec<u64> = (0..22)
+            .map(|_| d.dequeue(0, &mut v).unwrap().flow)
+            .collect();
         // Round 1: flow 1 sends 1 packet (1000 B), flow 9 ten; and again.
         let round = [vec![1u64], vec![9; 10]].concat();
         assert_eq!(first, [round.clone(), round].concat());
@@ -84,7 +89,10 @@ mod tests {
             d.enqueue(TestPacket::new(0, s, 1000), 0, &mut v);
         }
         assert_eq!(v.dropped().len(), 1);
-        assert_eq!((v.dropped()[0].packet.seq, v.dropped()[0].buffered), (2, false));
+        assert_eq!(
+            (v.dropped()[0].packet.seq, v.dropped()[0].buffered),
+            (2, false)
+        );
     }
 
     #[test]

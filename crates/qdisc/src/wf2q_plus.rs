@@ -106,7 +106,11 @@ impl<P: Packet> QueueDiscipline<P> for Wf2qPlus<P> {
         let size = packet.size() as f64;
         self.queues.push_back(q, packet);
         if was_idle {
-            let previous = if self.epoch_of[q] == self.epoch { self.finish[q] } else { 0.0 };
+            let previous = if self.epoch_of[q] == self.epoch {
+                self.finish[q]
+            } else {
+                0.0
+            };
             self.start[q] = previous.max(self.virtual_time);
             self.finish[q] = self.start[q] + size / self.weight[q];
             self.epoch_of[q] = self.epoch;
@@ -180,7 +184,11 @@ mod tests {
         // Total weight 20: after 2k packets the big flow has sent k (+-1).
         for k in 1..=10 {
             let sent = out[..2 * k].iter().filter(|&&f| f == 0).count();
-            assert!(sent.abs_diff(k) <= 1, "after {} packets flow 0 sent {sent}: {out:?}", 2 * k);
+            assert!(
+                sent.abs_diff(k) <= 1,
+                "after {} packets flow 0 sent {sent}: {out:?}",
+                2 * k
+            );
         }
         assert_eq!(out[0], 0);
     }

@@ -9,12 +9,19 @@ use common::*;
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        })
         .unwrap_or(0)
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("numbers"))
+        .collect();
     let n = args.first().copied().unwrap_or(1000);
     let secs = args.get(1).copied().unwrap_or(20);
     let scenario = Dumbbell {
@@ -35,14 +42,31 @@ fn main() {
     let rss_before = peak_rss_kb();
     let r = aqmlab_sim::run(scenario, |_| true).unwrap();
     let get = |k| r.summary_value(k).cloned().unwrap();
-    let (aqmlab_sim::Scalar::F64(wall), aqmlab_sim::Scalar::U64(data), aqmlab_sim::Scalar::U64(events)) =
-        (get("wall_time_s"), get("data_packets_delivered"), get("events"))
+    let (
+        aqmlab_sim::Scalar::F64(wall),
+        aqmlab_sim::Scalar::U64(data),
+        aqmlab_sim::Scalar::U64(events),
+    ) = (
+        get("wall_time_s"),
+        get("data_packets_delivered"),
+        get("events"),
+    )
     else {
         unreachable!()
     };
     println!("flows {n}, simulated {secs} s, wall {wall:.2} s");
-    println!("data packets delivered {data}, {:.2} M/s", data as f64 / wall / 1e6);
+    println!(
+        "data packets delivered {data}, {:.2} M/s",
+        data as f64 / wall / 1e6
+    );
     println!("events {events}, {:.1} M/s", events as f64 / wall / 1e6);
-    println!("peak RSS {} kB (before run {} kB)", peak_rss_kb(), rss_before);
-    println!("peak packets in flight {:?}", r.summary_value("peak_packets_in_flight"));
+    println!(
+        "peak RSS {} kB (before run {} kB)",
+        peak_rss_kb(),
+        rss_before
+    );
+    println!(
+        "peak packets in flight {:?}",
+        r.summary_value("peak_packets_in_flight")
+    );
 }

@@ -94,7 +94,11 @@ impl EventQueue {
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.scheduled += 1;
-        let entry = Entry { time, order: self.scheduled, event };
+        let entry = Entry {
+            time,
+            order: self.scheduled,
+            event,
+        };
         let slot = time >> SLOT_BITS;
         debug_assert!(slot >= self.cursor, "event scheduled in the past");
         if slot == self.cursor {
@@ -137,7 +141,9 @@ impl EventQueue {
             if self.on_wheel == 0 {
                 // Nothing near: jump to the earliest far event's slot. It,
                 // and any other far event of that slot, land in `current`.
-                let Some(Reverse(first)) = self.far.peek() else { return false };
+                let Some(Reverse(first)) = self.far.peek() else {
+                    return false;
+                };
                 self.cursor = first.time >> SLOT_BITS;
                 self.pull_far();
                 return true;
@@ -214,7 +220,10 @@ mod tests {
     /// insertion order), for a random mix of near, same-slot and far events.
     #[test]
     fn matches_a_binary_heap() {
-        compare_with_heap(3, &[(1, 0), (5, 20_000), (3, 70_000_000), (1, 2_000_000_000)]);
+        compare_with_heap(
+            3,
+            &[(1, 0), (5, 20_000), (3, 70_000_000), (1, 2_000_000_000)],
+        );
     }
 
     /// Sparse runs: the wheel is often empty and the list jumps from far
@@ -236,7 +245,15 @@ mod tests {
             let pushes = if step % 3 == 0 { 2 } else { 1 };
             for _ in 0..pushes {
                 let mut pick = rng.below(total);
-                let &(_, max) = mix.iter().find(|m| pick < m.0 || { pick -= m.0; false }).unwrap();
+                let &(_, max) = mix
+                    .iter()
+                    .find(|m| {
+                        pick < m.0 || {
+                            pick -= m.0;
+                            false
+                        }
+                    })
+                    .unwrap();
                 let dt = if max == 0 { 0 } else { rng.below(max) };
                 let ev = Event::PipeHead(step);
                 cal.schedule(now + dt, ev);

@@ -14,7 +14,10 @@ pub enum Column {
     /// Strings that repeat (node names, kinds, disciplines): each row an
     /// index into `values`, which columns may share, so a table with a row
     /// per link or flow holds no string of its own for them.
-    Cat { values: Arc<[String]>, codes: Vec<u32> },
+    Cat {
+        values: Arc<[String]>,
+        codes: Vec<u32>,
+    },
     Bool(Vec<bool>),
     /// Nullable columns (missing values become nulls in Python).
     OptF64(Vec<Option<f64>>),
@@ -47,7 +50,9 @@ impl Table {
     pub fn strings(&self, name: &str) -> Vec<&str> {
         match self.get(name) {
             Some(Column::Str(v)) => v.iter().map(String::as_str).collect(),
-            Some(Column::Cat { values, codes }) => codes.iter().map(|&c| values[c as usize].as_str()).collect(),
+            Some(Column::Cat { values, codes }) => {
+                codes.iter().map(|&c| values[c as usize].as_str()).collect()
+            }
             _ => panic!("no string column {name}"),
         }
     }
@@ -87,7 +92,11 @@ const BINS: usize = 1 + BINS_PER_DECADE * DECADES;
 impl Default for DelayHistogram {
     /// Empty and unallocated: most links are never monitored.
     fn default() -> Self {
-        Self { counts: Vec::new(), sum_ns: 0, samples: 0 }
+        Self {
+            counts: Vec::new(),
+            sum_ns: 0,
+            samples: 0,
+        }
     }
 }
 
@@ -239,7 +248,11 @@ mod tests {
         let mut rng = aqmlab_qdisc::rng::Rng::new(5);
         delays.extend((0..100_000).map(|_| rng.below(1 << 40)));
         for d in delays {
-            assert_eq!(DelayHistogram::bin(d), DelayHistogram::bin_by_log(d), "delay {d} ns");
+            assert_eq!(
+                DelayHistogram::bin(d),
+                DelayHistogram::bin_by_log(d),
+                "delay {d} ns"
+            );
         }
     }
 }

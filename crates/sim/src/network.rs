@@ -28,6 +28,14 @@ pub struct Link {
     /// Time of the pending `QdiscWake` event, if any (lazily cancelled).
     pub wake_at: Option<Time>,
     pub monitor: bool,
+    /// An express link: an unmonitored FIFO that every packet reaches from
+    /// one and the same upstream link. Its arrivals come in that link's
+    /// order, so a packet's passage through it is computed when it leaves
+    /// the upstream link, and its arrival there costs no event (see
+    /// `Simulation::reserve`).
+    pub express: bool,
+    /// Some packets leaving this link go on to an express link.
+    pub feeds_express: bool,
 }
 
 impl Link {
@@ -42,6 +50,8 @@ impl Link {
             pipe: List::default(),
             wake_at: None,
             monitor,
+            express: false,
+            feeds_express: false,
         }
     }
 
@@ -78,7 +88,9 @@ impl LinkRecord {
     /// The monitored part; only called for links with `monitor` set.
     #[inline]
     pub fn monitored(&mut self) -> &mut Monitored {
-        self.monitored.as_deref_mut().expect("a monitored link has a monitor record")
+        self.monitored
+            .as_deref_mut()
+            .expect("a monitored link has a monitor record")
     }
 
     /// Queueing delays measured (empty for an unmonitored link).
@@ -114,6 +126,19 @@ impl Routes {
         (l != END).then_some(l)
     }
 
+    /// Every link of every route interned so far, with the link before it
+    /// on that route (`None` on a first hop: the host feeds it).
+    pub fn hops(&self) -> impl Iterator<Item = (Option<u32>, u32)> + '_ {
+        let mut previous = None;
+        self.links.iter().filter_map(move |&l| {
+            if l == END {
+                previous = None;
+                return None;
+            }
+            Some((std::mem::replace(&mut previous, Some(l)), l))
+        })
+    }
+
     pub fn links(&self, route: RouteRef) -> &[u32] {
         let rest = &self.links[route as usize..];
         &rest[..rest.iter().position(|&l| l == END).unwrap()]
@@ -131,6 +156,10 @@ pub struct WindowStart {
 
 impl WindowStart {
     pub fn of(stats: &QdiscStats) -> Self {
-        Self { arrivals: stats.arrivals, drops: stats.total_drops(), departure_bytes: stats.departure_bytes }
+        Self {
+            arrivals: stats.arrivals,
+            drops: stats.total_drops(),
+            departure_bytes: stats.departure_bytes,
+        }
     }
 }

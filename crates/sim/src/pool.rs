@@ -22,7 +22,11 @@ pub struct List {
 
 impl Default for List {
     fn default() -> Self {
-        Self { head: NIL, tail: NIL, len: 0 }
+        Self {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
     }
 }
 
@@ -60,7 +64,11 @@ pub struct Pool<T> {
 
 impl<T: Copy> Default for Pool<T> {
     fn default() -> Self {
-        Self { nodes: Vec::new(), free: NIL, live: 0 }
+        Self {
+            nodes: Vec::new(),
+            free: NIL,
+            live: 0,
+        }
     }
 }
 
@@ -79,7 +87,10 @@ impl<T: Copy> Pool<T> {
 
     #[inline]
     pub fn put(&mut self, bag: &mut Bag, item: T) {
-        bag.head = self.alloc(Node { item, next: bag.head });
+        bag.head = self.alloc(Node {
+            item,
+            next: bag.head,
+        });
     }
 
     /// A node from the free list, or a new one.

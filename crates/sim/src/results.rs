@@ -25,7 +25,10 @@ impl Results {
         let (conservation_ok, conservation) = conservation(&sim);
         sim.release_run_state();
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
-        let nodes: Arc<[String]> = std::mem::take(&mut sim.scenario.nodes).into_iter().map(|n| n.name).collect();
+        let nodes: Arc<[String]> = std::mem::take(&mut sim.scenario.nodes)
+            .into_iter()
+            .map(|n| n.name)
+            .collect();
         let flows = flow_table(&mut sim, &nodes, window_s);
         let n_flows = sim.flows.len();
         let long_lived: Vec<f64> = sim
@@ -43,28 +46,58 @@ impl Results {
         let queues = queue_table(&mut sim, &nodes, window_s);
         let mut summary = vec![
             ("seed".into(), Scalar::U64(sim.scenario.seed)),
-            ("duration_s".into(), Scalar::F64(sim.scenario.duration_ns as f64 / 1e9)),
-            ("warmup_s".into(), Scalar::F64(sim.scenario.warmup_ns as f64 / 1e9)),
+            (
+                "duration_s".into(),
+                Scalar::F64(sim.scenario.duration_ns as f64 / 1e9),
+            ),
+            (
+                "warmup_s".into(),
+                Scalar::F64(sim.scenario.warmup_ns as f64 / 1e9),
+            ),
             ("flows".into(), Scalar::U64(n_flows as u64)),
             ("events".into(), Scalar::U64(sim.events_processed)),
             ("wall_time_s".into(), Scalar::F64(wall_time_s)),
-            ("data_packets_delivered".into(), Scalar::U64(sim.ledger.data_received)),
+            (
+                "data_packets_delivered".into(),
+                Scalar::U64(sim.ledger.data_received),
+            ),
             ("packets_injected".into(), Scalar::U64(sim.ledger.injected)),
             ("packets_received".into(), Scalar::U64(sim.ledger.received)),
             ("packets_dropped".into(), Scalar::U64(sim.ledger.dropped)),
-            ("peak_packets_in_flight".into(), Scalar::U64(sim.ledger.peak_in_flight)),
-            ("goodput_bps".into(), Scalar::F64(flows.f64("throughput_bps").iter().sum())),
+            (
+                "peak_packets_in_flight".into(),
+                Scalar::U64(sim.ledger.peak_in_flight),
+            ),
+            (
+                "goodput_bps".into(),
+                Scalar::F64(flows.f64("throughput_bps").iter().sum()),
+            ),
             ("jain_index".into(), Scalar::F64(jain_index(&long_lived))),
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
             ("conservation".into(), Scalar::Str(conservation)),
         ];
         if let (Some(b), Some(name)) = (bottleneck, bottleneck_name) {
             summary.push(("bottleneck".into(), Scalar::Str(name)));
-            summary.push(("bottleneck_utilization".into(), Scalar::F64(queues.f64("utilization")[b])));
-            summary.push(("bottleneck_loss_rate".into(), Scalar::F64(queues.f64("loss_rate")[b])));
-            summary.push(("bottleneck_mean_delay_s".into(), Scalar::F64(queues.f64("mean_delay_s")[b])));
+            summary.push((
+                "bottleneck_utilization".into(),
+                Scalar::F64(queues.f64("utilization")[b]),
+            ));
+            summary.push((
+                "bottleneck_loss_rate".into(),
+                Scalar::F64(queues.f64("loss_rate")[b]),
+            ));
+            summary.push((
+                "bottleneck_mean_delay_s".into(),
+                Scalar::F64(queues.f64("mean_delay_s")[b]),
+            ));
         }
-        Results { summary, flows, queues, timeseries, histograms }
+        Results {
+            summary,
+            flows,
+            queues,
+            timeseries,
+            histograms,
+        }
     }
 
     pub fn summary_value(&self, key: &str) -> Option<&Scalar> {
@@ -88,16 +121,22 @@ fn categorical<'a>(names: impl Iterator<Item = &'a str>) -> Column {
             }
         })
         .collect();
-    Column::Cat { values: values.into(), codes }
+    Column::Cat {
+        values: values.into(),
+        codes,
+    }
 }
 
 fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
     let n = sim.flows.len();
     let mut id = Vec::with_capacity(n);
     let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut start, mut size, mut packets, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut delivered, mut retx, mut timeouts, mut fast) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut fct, mut transfers, mut mean_fct, mut thr) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut start, mut size, mut packets, mut bytes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut delivered, mut retx, mut timeouts, mut fast) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fct, mut transfers, mut mean_fct, mut thr) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
@@ -118,7 +157,10 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
                 fast.push(c.fast_retransmits);
                 fct.push(t.first_completion.map(secs));
                 transfers.push(t.transfers_done as u64);
-                mean_fct.push((t.transfers_done > 0).then(|| secs(t.completion_sum) / t.transfers_done as f64));
+                mean_fct.push(
+                    (t.transfers_done > 0)
+                        .then(|| secs(t.completion_sum) / t.transfers_done as f64),
+                );
                 cwnd.push(Some(t.sender.cwnd));
             }
             Transport::Udp(u) => {
@@ -137,14 +179,32 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
     let mut t = Table::default();
     t.push("flow_id", Column::U64(id));
     let groups = std::mem::take(&mut sim.groups).into();
-    t.push("group", Column::Cat { values: groups, codes: sim.flows.iter().map(|f| f.group).collect() });
+    t.push(
+        "group",
+        Column::Cat {
+            values: groups,
+            codes: sim.flows.iter().map(|f| f.group).collect(),
+        },
+    );
     let kinds = sim.flows.iter().map(|f| match f.transport {
         Transport::Tcp(_) => "tcp",
         Transport::Udp(_) => "udp",
     });
     t.push("kind", categorical(kinds));
-    t.push("src", Column::Cat { values: nodes.clone(), codes: src });
-    t.push("dst", Column::Cat { values: nodes.clone(), codes: dst });
+    t.push(
+        "src",
+        Column::Cat {
+            values: nodes.clone(),
+            codes: src,
+        },
+    );
+    t.push(
+        "dst",
+        Column::Cat {
+            values: nodes.clone(),
+            codes: dst,
+        },
+    );
     t.push("start_s", Column::F64(start));
     t.push("size_bytes", Column::OptU64(size));
     t.push("packets_sent", Column::U64(packets));
@@ -210,8 +270,19 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
     let mut links = std::mem::take(&mut sim.links);
     let mut records = std::mem::take(&mut sim.link_records);
     let mut t = Table::default();
-    t.push("link", Column::Str(records.iter_mut().map(|r| std::mem::take(&mut r.name)).collect()));
-    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat { values: nodes.clone(), codes: records.iter().map(end).collect() };
+    t.push(
+        "link",
+        Column::Str(
+            records
+                .iter_mut()
+                .map(|r| std::mem::take(&mut r.name))
+                .collect(),
+        ),
+    );
+    let ends = |end: fn(&LinkRecord) -> u32| Column::Cat {
+        values: nodes.clone(),
+        codes: records.iter().map(end).collect(),
+    };
     t.push("from", ends(|r| r.from));
     t.push("to", ends(|r| r.to));
     t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
@@ -220,21 +291,54 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
         ("delay_s".into(), f64_cell(|l, _| secs(l.delay))),
         ("monitored".into(), Cell::Bool(Box::new(|l, _| l.monitor))),
         ("arrivals".into(), u64_cell(|l, _| l.qdisc.stats().arrivals)),
-        ("departures".into(), u64_cell(|l, _| l.qdisc.stats().departures)),
-        ("drops".into(), u64_cell(|l, _| l.qdisc.stats().total_drops())),
+        (
+            "departures".into(),
+            u64_cell(|l, _| l.qdisc.stats().departures),
+        ),
+        (
+            "drops".into(),
+            u64_cell(|l, _| l.qdisc.stats().total_drops()),
+        ),
     ];
     for r in DropReason::ALL {
-        cells.push((format!("drops_{}", r.as_str()), u64_cell(move |l, _| l.qdisc.stats().losses().drops[r.index()])));
+        cells.push((
+            format!("drops_{}", r.as_str()),
+            u64_cell(move |l, _| l.qdisc.stats().losses().drops[r.index()]),
+        ));
     }
     cells.extend([
-        ("buffered_drop_bytes".into(), u64_cell(|l, _| l.qdisc.stats().losses().buffered_drop_bytes)),
-        ("marks".into(), u64_cell(|l, _| l.qdisc.stats().losses().marks)),
-        ("arrival_bytes".into(), u64_cell(|l, _| l.qdisc.stats().arrival_bytes)),
-        ("departure_bytes".into(), u64_cell(|l, _| l.qdisc.stats().departure_bytes)),
-        ("backlog_packets".into(), u64_cell(|l, _| l.qdisc.backlog().packets)),
-        ("peak_packets".into(), u64_cell(|l, _| l.qdisc.stats().peak_packets)),
-        ("window_arrivals".into(), u64_cell(|l, r| l.qdisc.stats().arrivals - r.at_warmup.arrivals)),
-        ("window_drops".into(), u64_cell(|l, r| l.qdisc.stats().total_drops() - r.at_warmup.drops)),
+        (
+            "buffered_drop_bytes".into(),
+            u64_cell(|l, _| l.qdisc.stats().losses().buffered_drop_bytes),
+        ),
+        (
+            "marks".into(),
+            u64_cell(|l, _| l.qdisc.stats().losses().marks),
+        ),
+        (
+            "arrival_bytes".into(),
+            u64_cell(|l, _| l.qdisc.stats().arrival_bytes),
+        ),
+        (
+            "departure_bytes".into(),
+            u64_cell(|l, _| l.qdisc.stats().departure_bytes),
+        ),
+        (
+            "backlog_packets".into(),
+            u64_cell(|l, _| l.qdisc.backlog().packets),
+        ),
+        (
+            "peak_packets".into(),
+            u64_cell(|l, _| l.qdisc.stats().peak_packets),
+        ),
+        (
+            "window_arrivals".into(),
+            u64_cell(|l, r| l.qdisc.stats().arrivals - r.at_warmup.arrivals),
+        ),
+        (
+            "window_drops".into(),
+            u64_cell(|l, r| l.qdisc.stats().total_drops() - r.at_warmup.drops),
+        ),
         (
             "utilization".into(),
             f64_cell(move |l, r| {
@@ -256,12 +360,16 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
         ),
     ]);
     // An unmonitored link has no delays: NaN, as for an empty histogram.
-    let delay = |f: fn(&DelayHistogram) -> f64| f64_cell(move |_, r| r.delays().map_or(f64::NAN, f));
+    let delay =
+        |f: fn(&DelayHistogram) -> f64| f64_cell(move |_, r| r.delays().map_or(f64::NAN, f));
     cells.push(("mean_delay_s".into(), delay(|d| d.mean_s())));
     cells.push(("p50_delay_s".into(), delay(|d| d.quantile_s(0.5))));
     cells.push(("p99_delay_s".into(), delay(|d| d.quantile_s(0.99))));
 
-    let mut columns: Vec<Column> = cells.iter().map(|(_, cell)| cell.column(links.len())).collect();
+    let mut columns: Vec<Column> = cells
+        .iter()
+        .map(|(_, cell)| cell.column(links.len()))
+        .collect();
     while !links.is_empty() {
         let start = links.len().saturating_sub(ROWS_PER_CHUNK);
         for (i, (l, r)) in links[start..].iter().zip(&records[start..]).enumerate() {
@@ -287,7 +395,9 @@ fn series_table(sim: &mut Simulation) -> Table {
         .iter()
         .zip(&s.metric)
         .map(|(&e, &m)| match m {
-            "queue_packets" | "queue_bytes" | "link_utilization" => sim.link_records[e as usize].name.clone(),
+            "queue_packets" | "queue_bytes" | "link_utilization" => {
+                sim.link_records[e as usize].name.clone()
+            }
             "cwnd" => e.to_string(),
             _ => String::new(),
         })
@@ -333,7 +443,11 @@ fn conservation(sim: &Simulation) -> (bool, String) {
         if let Err(e) = l.qdisc.check_conservation() {
             problems.push(format!("{}: {e}", r.name));
         }
-        queued += l.qdisc.backlog().packets;
+        // An express link's waiting packets are in its pipe already; its
+        // buffer holds copies, for its own counts.
+        if !l.express {
+            queued += l.qdisc.backlog().packets;
+        }
         propagating += l.pipe.len() as u64;
     }
     let g = sim.ledger;
@@ -343,5 +457,12 @@ fn conservation(sim: &Simulation) -> (bool, String) {
             g.injected, g.received, g.dropped, queued, propagating
         ));
     }
-    (problems.is_empty(), if problems.is_empty() { "ok".into() } else { problems.join("; ") })
+    (
+        problems.is_empty(),
+        if problems.is_empty() {
+            "ok".into()
+        } else {
+            problems.join("; ")
+        },
+    )
 }

@@ -152,11 +152,21 @@ pub enum UdpSource {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Dist {
-    Fixed { value: f64 },
-    Uniform { low: f64, high: f64 },
-    Exponential { mean: f64 },
+    Fixed {
+        value: f64,
+    },
+    Uniform {
+        low: f64,
+        high: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
     /// Pareto with the given mean and shape (> 1), as ns-2 parameterizes it.
-    Pareto { mean: f64, shape: f64 },
+    Pareto {
+        mean: f64,
+        shape: f64,
+    },
 }
 
 /// A Poisson process of TCP flow arrivals, each on a route drawn uniformly

@@ -133,7 +133,8 @@ impl Simulation {
             // get this link's unless the scenario set one.
             let mut spec = l.qdisc;
             spec.fill_link_rate(l.rate_bps);
-            let qdisc = Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
+            let qdisc =
+                Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
             links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor));
             link_records.push(LinkRecord {
                 name: l.name,
@@ -164,7 +165,9 @@ impl Simulation {
             scenario,
         };
         sim.build_flows();
-        sim.events.schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
+        sim.mark_express_links();
+        sim.events
+            .schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
         if sim.scenario.sample_interval_ns > 0 {
             sim.events.schedule(0, Event::Sample);
         }
@@ -185,7 +188,13 @@ impl Simulation {
     }
 
     fn base_rtt(&self, forward: RouteRef, reverse: RouteRef) -> Time {
-        let delay = |r| self.routes.links(r).iter().map(|&l| self.links[l as usize].delay).sum::<Time>();
+        let delay = |r| {
+            self.routes
+                .links(r)
+                .iter()
+                .map(|&l| self.links[l as usize].delay)
+                .sum::<Time>()
+        };
         delay(forward) + delay(reverse)
     }
 
@@ -194,7 +203,15 @@ impl Simulation {
         self.flows.reserve_exact(specs.len());
         for spec in &specs {
             match spec {
-                FlowSpec::Tcp { group, route, profile, start_ns, size_bytes, off_time, trace_cwnd } => {
+                FlowSpec::Tcp {
+                    group,
+                    route,
+                    profile,
+                    start_ns,
+                    size_bytes,
+                    off_time,
+                    trace_cwnd,
+                } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
                     let tcp = TcpFlow {
                         profile: *profile,
@@ -209,12 +226,30 @@ impl Simulation {
                         first_completion: None,
                         trace_cwnd: *trace_cwnd,
                     };
-                    self.add_flow(group, route, *start_ns, *size_bytes, Transport::Tcp(Box::new(tcp)));
+                    self.add_flow(
+                        group,
+                        route,
+                        *start_ns,
+                        *size_bytes,
+                        Transport::Tcp(Box::new(tcp)),
+                    );
                 }
-                FlowSpec::Udp { group, route, packet_size, start_ns, stop_ns, tagged, source } => {
+                FlowSpec::Udp {
+                    group,
+                    route,
+                    packet_size,
+                    start_ns,
+                    stop_ns,
+                    tagged,
+                    source,
+                } => {
                     let udp = UdpFlow {
                         packet_size: *packet_size,
-                        class: if *tagged { TrafficClass::UdpTagged } else { TrafficClass::UdpUntagged },
+                        class: if *tagged {
+                            TrafficClass::UdpTagged
+                        } else {
+                            TrafficClass::UdpUntagged
+                        },
                         source: source.clone(),
                         stop: *stop_ns,
                         on_until: 0,
@@ -244,12 +279,58 @@ impl Simulation {
             let mut rng = Rng::stream(self.scenario.seed, STREAM_ARRIVAL + i as u64);
             let first = spec.start_ns + (rng.exponential(1.0 / spec.rate_per_s) * 1e9) as Time;
             self.events.schedule(first, Event::Arrival(i as u32));
-            self.arrivals.push(ArrivalProcess { spec: spec.clone(), group, routes, rng });
+            self.arrivals.push(ArrivalProcess {
+                spec: spec.clone(),
+                group,
+                routes,
+                rng,
+            });
         }
         self.scenario.arrivals = arrival_specs;
     }
 
-    fn add_flow(&mut self, group: &str, route: &Route, start: Time, size_bytes: Option<u64>, transport: Transport) {
+    /// Find the express links (see [`Link::express`]): unmonitored FIFOs
+    /// that every route reaches from one and the same upstream link, never
+    /// from a host.
+    fn mark_express_links(&mut self) {
+        const UNSEEN: u32 = u32::MAX - 1;
+        const NOT_ONE: u32 = u32::MAX;
+        let mut feeder = vec![UNSEEN; self.links.len()];
+        for (previous, l) in self.routes.hops() {
+            let f = &mut feeder[l as usize];
+            let from = previous.unwrap_or(NOT_ONE);
+            *f = if *f == UNSEEN || *f == from {
+                from
+            } else {
+                NOT_ONE
+            };
+        }
+        for (l, &f) in feeder.iter().enumerate() {
+            let link = &mut self.links[l];
+            if f < UNSEEN && link.qdisc.is_fifo() && !link.monitor {
+                link.express = true;
+                self.links[f as usize].feeds_express = true;
+            }
+        }
+    }
+
+    /// Run every link's arrivals as events, express links included: the
+    /// reference the express path is tested against. Call before `run`.
+    pub fn without_express_links(&mut self) {
+        for link in &mut self.links {
+            link.express = false;
+            link.feeds_express = false;
+        }
+    }
+
+    fn add_flow(
+        &mut self,
+        group: &str,
+        route: &Route,
+        start: Time,
+        size_bytes: Option<u64>,
+        transport: Transport,
+    ) {
         let id = self.flows.len() as u32;
         let group = self.group_id(group);
         let forward = self.routes.intern(&route.path);
@@ -302,6 +383,7 @@ impl Simulation {
         if !self.warmed_up {
             self.open_window();
         }
+        self.release_all_started(end);
         true
     }
 
@@ -355,7 +437,11 @@ impl Simulation {
         self.ledger.injected += 1;
         self.ledger.peak_in_flight = self.ledger.peak_in_flight.max(self.ledger.in_flight());
         let flow = &self.flows[packet.flow as usize];
-        packet.route = if packet.kind.is_reverse() { flow.reverse } else { flow.forward };
+        packet.route = if packet.kind.is_reverse() {
+            flow.reverse
+        } else {
+            flow.forward
+        };
         match self.routes.link(packet.route, 0) {
             Some(link) => self.enqueue(link as usize, packet),
             None => self.arrive_at_endpoint(packet),
@@ -363,6 +449,10 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: usize, mut packet: SimPacket) {
+        debug_assert!(
+            !self.links[l].express,
+            "an express link is entered from its upstream link's send"
+        );
         let now = self.now;
         packet.at = now;
         let link = &mut self.links[l];
@@ -411,15 +501,26 @@ impl Simulation {
 
     /// Start serializing `packet` onto link `l` now; it then propagates.
     #[inline(always)]
-    fn send(&mut self, l: usize, packet: SimPacket) {
+    fn send(&mut self, l: usize, mut packet: SimPacket) {
         let now = self.now;
         let link = &mut self.links[l];
         if link.monitor && self.warmed_up {
-            self.link_records[l].monitored().delays.record(now - packet.at);
+            self.link_records[l]
+                .monitored()
+                .delays
+                .record(now - packet.at);
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
-        let arrive = done + link.delay;
+        let mut arrive = done + link.delay;
+        let mut l = l;
+        if link.feeds_express {
+            match self.through_express(&mut packet, l, arrive) {
+                Some((last, at)) => (l, arrive) = (last, at),
+                None => return,
+            }
+        }
+        let link = &mut self.links[l];
         match self.pipes.back_mut(&link.pipe) {
             // The packet ahead keeps this one's arrival time, so that its
             // own arrival schedules the next without reading a cold node.
@@ -429,9 +530,85 @@ impl Simulation {
         self.pipes.push_back(&mut link.pipe, packet);
     }
 
+    /// `packet` will reach the far end of link `l` at `arrive`: take it on
+    /// through the express links that follow, now. Returns the last link
+    /// it entered (whose pipe it joins) and when it leaves that link's far
+    /// end, or `None` if one of them dropped it.
+    fn through_express(
+        &mut self,
+        packet: &mut SimPacket,
+        mut l: usize,
+        mut arrive: Time,
+    ) -> Option<(usize, Time)> {
+        while let Some(next) = self.routes.link(packet.route, packet.hop + 1) {
+            if !self.links[next as usize].express {
+                break;
+            }
+            packet.hop += 1;
+            l = next as usize;
+            arrive = self.reserve(l, packet, arrive)?;
+        }
+        Some((l, arrive))
+    }
+
+    /// Do express link `l`'s work for `packet`, which reaches it at
+    /// `arrival` (now or later). Its arrivals come in order from one
+    /// upstream link, so its FIFO's future is known: the packet starts when
+    /// the transmitter frees up, and waits in the meantime. The buffer holds
+    /// a copy of each packet still waiting, its `at` the time it will
+    /// start, so that admission, backlog and the counters are the FIFO's
+    /// own; the copies leave the buffer (counted as departures) once their
+    /// start has passed. Returns when the packet reaches the far end, or
+    /// `None` if the FIFO refused it.
+    ///
+    /// One difference from running the arrival as an event: a packet that
+    /// starts at the very nanosecond of an arrival has left the buffer
+    /// before the arrival is admitted, whatever order the two events would
+    /// have run in.
+    fn reserve(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
+        self.release_started(l, arrival);
+        let link = &mut self.links[l];
+        let start = arrival.max(link.busy_until);
+        if start > arrival || !link.qdisc.pass_through(packet) {
+            let mut waiting = *packet;
+            waiting.at = start;
+            link.qdisc.enqueue(waiting, arrival, &mut self.verdicts);
+            let refused = !self.verdicts.dropped().is_empty();
+            self.settle_drops();
+            if refused {
+                return None;
+            }
+        }
+        let link = &mut self.links[l];
+        link.busy_until = start + link.tx_time(packet.size);
+        Some(link.busy_until + link.delay)
+    }
+
+    /// The waiting copies in express link `l`'s buffer that started by
+    /// `now` leave it.
+    fn release_started(&mut self, l: usize, now: Time) {
+        let qdisc = &mut self.links[l].qdisc;
+        while qdisc.fifo_front().is_some_and(|p| p.at <= now) {
+            qdisc.dequeue(now, &mut self.verdicts);
+        }
+    }
+
+    /// Bring every express link's buffer up to `now` (before its counters
+    /// are read).
+    fn release_all_started(&mut self, now: Time) {
+        for l in 0..self.links.len() {
+            if self.links[l].express {
+                self.release_started(l, now);
+            }
+        }
+    }
+
     fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
-        let mut packet = self.pipes.pop_front(&mut link.pipe).expect("pipe head event with an empty pipe");
+        let mut packet = self
+            .pipes
+            .pop_front(&mut link.pipe)
+            .expect("pipe head event with an empty pipe");
         if !link.pipe.is_empty() {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
@@ -551,7 +728,9 @@ impl Simulation {
     fn transfer_done(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
-        let Transport::Tcp(tcp) = &mut flow.transport else { return };
+        let Transport::Tcp(tcp) = &mut flow.transport else {
+            return;
+        };
         let took = now - tcp.transfer_start;
         tcp.transfers_done += 1;
         tcp.completion_sum += took;
@@ -565,7 +744,9 @@ impl Simulation {
     /// Make sure the flow's retransmission timer event is at or before its
     /// deadline; later events are left in the list and ignored when they fire.
     fn arm_rto(&mut self, f: usize) {
-        let Transport::Tcp(tcp) = &mut self.flows[f].transport else { return };
+        let Transport::Tcp(tcp) = &mut self.flows[f].transport else {
+            return;
+        };
         if let Some(deadline) = tcp.sender.rto_deadline {
             if tcp.timer_event_at.is_none_or(|t| deadline < t) {
                 tcp.timer_event_at = Some(deadline);
@@ -576,7 +757,9 @@ impl Simulation {
 
     fn rto_timer(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+            return;
+        };
         if tcp.timer_event_at != Some(now) {
             return; // superseded by an earlier event
         }
@@ -595,7 +778,9 @@ impl Simulation {
 
     fn delayed_ack(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+            return;
+        };
         if tcp.delack_event_at != Some(now) {
             return;
         }
@@ -616,7 +801,9 @@ impl Simulation {
 
     fn flow_start(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else { return };
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+            return;
+        };
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
         if tcp.transfers_done > 0 {
             tcp.sender.restart(p);
@@ -630,19 +817,25 @@ impl Simulation {
     fn udp_send(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let Transport::Udp(udp) = &mut flow.transport else { return };
+        let Transport::Udp(udp) = &mut flow.transport else {
+            return;
+        };
         if udp.stop.is_some_and(|s| now >= s) {
             return;
         }
         let gap = match &udp.source {
             UdpSource::Cbr { rate_bps, jitter } => {
                 let interval = udp.packet_size as f64 * 8e9 / *rate_bps as f64;
-                let j = if *jitter > 0.0 { 1.0 + jitter * (2.0 * flow.rng.uniform() - 1.0) } else { 1.0 };
+                let j = if *jitter > 0.0 {
+                    1.0 + jitter * (2.0 * flow.rng.uniform() - 1.0)
+                } else {
+                    1.0
+                };
                 interval * j
             }
-            UdpSource::Poisson { rate_bps } => {
-                flow.rng.exponential(udp.packet_size as f64 * 8e9 / *rate_bps as f64)
-            }
+            UdpSource::Poisson { rate_bps } => flow
+                .rng
+                .exponential(udp.packet_size as f64 * 8e9 / *rate_bps as f64),
             UdpSource::OnOff { rate_bps, on, off } => {
                 if now >= udp.on_until && udp.seq > 0 {
                     // The on period is over: stay silent, then start another.
@@ -676,7 +869,8 @@ impl Simulation {
         udp.seq = udp.seq.wrapping_add(1);
         udp.packets_sent += 1;
         udp.bytes_sent += udp.packet_size as u64;
-        self.events.schedule(now + gap.max(1.0) as Time, Event::UdpSend(f));
+        self.events
+            .schedule(now + gap.max(1.0) as Time, Event::UdpSend(f));
         self.inject(packet);
     }
 
@@ -686,8 +880,11 @@ impl Simulation {
         if proc_.spec.stop_ns.is_some_and(|s| now >= s) {
             return;
         }
-        let (src, dst, forward, reverse, base_rtt) = proc_.routes[proc_.rng.below(proc_.routes.len() as u64) as usize];
-        let size = sample_dist(&proc_.spec.size_bytes, &mut proc_.rng).ceil().max(1.0) as u64;
+        let (src, dst, forward, reverse, base_rtt) =
+            proc_.routes[proc_.rng.below(proc_.routes.len() as u64) as usize];
+        let size = sample_dist(&proc_.spec.size_bytes, &mut proc_.rng)
+            .ceil()
+            .max(1.0) as u64;
         let next = now + (proc_.rng.exponential(1.0 / proc_.spec.rate_per_s) * 1e9) as Time;
         let profile = proc_.spec.profile;
         let group = proc_.group;
@@ -728,6 +925,7 @@ impl Simulation {
 
     fn open_window(&mut self) {
         self.warmed_up = true;
+        self.release_all_started(self.now);
         for (link, record) in self.links.iter().zip(&mut self.link_records) {
             record.at_warmup = WindowStart::of(link.qdisc.stats());
         }
@@ -742,11 +940,14 @@ impl Simulation {
             }
             let b = link.qdisc.backlog();
             let departed = link.qdisc.stats().departure_bytes;
-            self.series.push(now, "queue_packets", i as u32, b.packets as f64);
-            self.series.push(now, "queue_bytes", i as u32, b.bytes as f64);
+            self.series
+                .push(now, "queue_packets", i as u32, b.packets as f64);
+            self.series
+                .push(now, "queue_bytes", i as u32, b.bytes as f64);
             let m = record.monitored();
             if now > 0 {
-                let util = (departed - m.departed_at_sample) as f64 * 8e9 / (link.rate_bps as f64 * interval as f64);
+                let util = (departed - m.departed_at_sample) as f64 * 8e9
+                    / (link.rate_bps as f64 * interval as f64);
                 self.series.push(now, "link_utilization", i as u32, util);
             }
             m.departed_at_sample = departed;
@@ -769,7 +970,8 @@ impl Simulation {
         }
         self.series.push(now, "sum_cwnd", u32::MAX, sum_cwnd);
         self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
-        self.series.push(now, "active_flows", u32::MAX, active as f64);
+        self.series
+            .push(now, "active_flows", u32::MAX, active as f64);
         self.events.schedule(now + interval, Event::Sample);
     }
 }

@@ -374,7 +374,9 @@ pub fn packets_for(p: &TcpProfile, bytes: Option<u64>) -> u32 {
 pub fn payload_of(p: &TcpProfile, bytes: Option<u64>, seq: u32) -> u32 {
     let mss = mss(p);
     match bytes {
-        Some(b) if (seq as u64 + 1) * mss as u64 > b => (b.saturating_sub(seq as u64 * mss as u64)).max(1) as u32,
+        Some(b) if (seq as u64 + 1) * mss as u64 > b => {
+            (b.saturating_sub(seq as u64 * mss as u64)).max(1) as u32
+        }
         _ => mss,
     }
 }
@@ -407,12 +409,24 @@ pub struct Delivery {
 
 impl TcpReceiver {
     pub fn restart(&mut self, epoch: u16) {
-        *self = Self { epoch, ..Self::default() };
+        *self = Self {
+            epoch,
+            ..Self::default()
+        };
     }
 
     /// A data packet (or SYN) arrived; ACK it now or later.
-    pub fn on_data(&mut self, pkt: &SimPacket, now: Time, p: &TcpProfile, out: &mut Outbox) -> Delivery {
-        let none = Delivery { new_in_order: 0, first: self.next_expected };
+    pub fn on_data(
+        &mut self,
+        pkt: &SimPacket,
+        now: Time,
+        p: &TcpProfile,
+        out: &mut Outbox,
+    ) -> Delivery {
+        let none = Delivery {
+            new_in_order: 0,
+            first: self.next_expected,
+        };
         if pkt.epoch != self.epoch {
             if pkt.epoch.wrapping_sub(self.epoch) < u16::MAX / 2 {
                 // A newer transfer of an on-off source: fresh state.
@@ -451,7 +465,10 @@ impl TcpReceiver {
         } else {
             self.flush(pkt.flow, p, out);
         }
-        Delivery { new_in_order, first }
+        Delivery {
+            new_in_order,
+            first,
+        }
     }
 
     /// Send the cumulative ACK now (delayed-ACK timer or second packet).
@@ -549,7 +566,11 @@ mod tests {
         s.ssthresh = 10.0;
         p.initial_ssthresh = 10;
         s.on_ack(&ack(9, 0), 200, &p, &mut out);
-        assert!((s.cwnd - 10.1).abs() < 1e-9, "CA adds 1/cwnd per ACK, got {}", s.cwnd);
+        assert!(
+            (s.cwnd - 10.1).abs() < 1e-9,
+            "CA adds 1/cwnd per ACK, got {}",
+            s.cwnd
+        );
     }
 
     #[test]
@@ -657,7 +678,12 @@ mod tests {
     }
 
     fn data(seq: u32) -> SimPacket {
-        SimPacket { kind: Kind::Data, seq, size: 1000, ..ack(0, 7) }
+        SimPacket {
+            kind: Kind::Data,
+            seq,
+            size: 1000,
+            ..ack(0, 7)
+        }
     }
 
     #[test]
@@ -688,6 +714,10 @@ mod tests {
         r.on_data(&data(1), 10, &p, &mut out);
         assert_eq!(out.packets.pop().map(|a| a.seq), Some(2));
         r.on_data(&data(3), 20, &p, &mut out);
-        assert_eq!(out.packets.pop().map(|a| a.seq), Some(2), "out of order: ACK at once");
+        assert_eq!(
+            out.packets.pop().map(|a| a.seq),
+            Some(2),
+            "out of order: ACK at once"
+        );
     }
 }

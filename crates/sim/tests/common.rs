@@ -29,8 +29,26 @@ pub fn reno() -> TcpProfile {
     }
 }
 
-fn link(name: String, from: u32, to: u32, rate_bps: u64, delay_ns: u64, limit: u64, monitor: bool) -> LinkSpec {
-    LinkSpec { name, from, to, rate_bps, delay_ns, qdisc: QdiscSpec::Droptail { limit: Limit::Packets(limit) }, monitor }
+fn link(
+    name: String,
+    from: u32,
+    to: u32,
+    rate_bps: u64,
+    delay_ns: u64,
+    limit: u64,
+    monitor: bool,
+) -> LinkSpec {
+    LinkSpec {
+        name,
+        from,
+        to,
+        rate_bps,
+        delay_ns,
+        qdisc: QdiscSpec::Droptail {
+            limit: Limit::Packets(limit),
+        },
+        monitor,
+    }
 }
 
 /// n senders with their own access links (one-way delays `access_delays`),
@@ -53,26 +71,86 @@ pub struct Dumbbell {
 impl Dumbbell {
     pub fn build(&self) -> Scenario {
         let n = self.access_delays.len() as u32;
-        let mut nodes = vec![NodeSpec { name: "r1".into() }, NodeSpec { name: "r2".into() }];
+        let mut nodes = vec![
+            NodeSpec { name: "r1".into() },
+            NodeSpec { name: "r2".into() },
+        ];
         let mut links = vec![
-            link("bottleneck".into(), 0, 1, self.bottleneck_bps, self.bottleneck_delay, self.buffer, true),
-            link("bottleneck_rev".into(), 1, 0, self.bottleneck_bps, self.bottleneck_delay, 100_000, false),
+            link(
+                "bottleneck".into(),
+                0,
+                1,
+                self.bottleneck_bps,
+                self.bottleneck_delay,
+                self.buffer,
+                true,
+            ),
+            link(
+                "bottleneck_rev".into(),
+                1,
+                0,
+                self.bottleneck_bps,
+                self.bottleneck_delay,
+                100_000,
+                false,
+            ),
         ];
         let mut flows = Vec::new();
         for i in 0..n {
             let s = nodes.len() as u32;
-            nodes.push(NodeSpec { name: format!("s{i}") });
+            nodes.push(NodeSpec {
+                name: format!("s{i}"),
+            });
             let d = nodes.len() as u32;
-            nodes.push(NodeSpec { name: format!("d{i}") });
+            nodes.push(NodeSpec {
+                name: format!("d{i}"),
+            });
             let up = links.len() as u32;
             let delay = self.access_delays[i as usize];
-            links.push(link(format!("access_s{i}"), s, 0, self.access_bps, delay, 100_000, false));
-            links.push(link(format!("access_s{i}_rev"), 0, s, self.access_bps, delay, 100_000, false));
-            links.push(link(format!("access_d{i}"), 1, d, self.access_bps, self.receiver_delay, 100_000, false));
-            links.push(link(format!("access_d{i}_rev"), d, 1, self.access_bps, self.receiver_delay, 100_000, false));
+            links.push(link(
+                format!("access_s{i}"),
+                s,
+                0,
+                self.access_bps,
+                delay,
+                100_000,
+                false,
+            ));
+            links.push(link(
+                format!("access_s{i}_rev"),
+                0,
+                s,
+                self.access_bps,
+                delay,
+                100_000,
+                false,
+            ));
+            links.push(link(
+                format!("access_d{i}"),
+                1,
+                d,
+                self.access_bps,
+                self.receiver_delay,
+                100_000,
+                false,
+            ));
+            links.push(link(
+                format!("access_d{i}_rev"),
+                d,
+                1,
+                self.access_bps,
+                self.receiver_delay,
+                100_000,
+                false,
+            ));
             flows.push(FlowSpec::Tcp {
                 group: "long".into(),
-                route: Route { src: s, dst: d, path: vec![up, 0, up + 2], reverse_path: vec![up + 3, 1, up + 1] },
+                route: Route {
+                    src: s,
+                    dst: d,
+                    path: vec![up, 0, up + 2],
+                    reverse_path: vec![up + 3, 1, up + 1],
+                },
                 profile: 0,
                 start_ns: self.starts.get(i as usize).copied().unwrap_or(0),
                 size_bytes: None,
@@ -118,6 +196,12 @@ pub fn single_flow(buffer: u64, duration: u64, warmup: u64) -> Scenario {
 pub fn series(r: &aqmlab_sim::Results, metric: &str, entity: &str) -> Vec<(f64, f64)> {
     let t = r.timeseries.f64("time_s");
     let v = r.timeseries.f64("value");
-    let (m, e) = (r.timeseries.strings("metric"), r.timeseries.strings("entity"));
-    (0..t.len()).filter(|&i| m[i] == metric && e[i] == entity).map(|i| (t[i], v[i])).collect()
+    let (m, e) = (
+        r.timeseries.strings("metric"),
+        r.timeseries.strings("entity"),
+    );
+    (0..t.len())
+        .filter(|&i| m[i] == metric && e[i] == entity)
+        .map(|i| (t[i], v[i]))
+        .collect()
 }

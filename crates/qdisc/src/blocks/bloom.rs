@@ -24,7 +24,12 @@ impl BloomFilters {
     pub fn new(filters: usize, bits: u32, hashes: u32) -> Self {
         assert!(bits > 0 && hashes > 0);
         let words_per = (bits as usize).div_ceil(64);
-        Self { words: vec![0; filters * words_per], words_per, bits, hashes }
+        Self {
+            words: vec![0; filters * words_per],
+            words_per,
+            bits,
+            hashes,
+        }
     }
 
     pub fn filters(&self) -> usize {
@@ -81,9 +86,15 @@ mod tests {
         let h = HashFamily::new(2, 9);
         let mut b = BloomFilters::new(4, 50, 7);
         assert!(b.insert(1, h.hash(0, 42), h.hash(1, 42)));
-        assert!(!b.insert(1, h.hash(0, 42), h.hash(1, 42)), "a second insert sets no new bit");
+        assert!(
+            !b.insert(1, h.hash(0, 42), h.hash(1, 42)),
+            "a second insert sets no new bit"
+        );
         assert!(b.contains(1, h.hash(0, 42), h.hash(1, 42)));
-        assert!(!b.contains(2, h.hash(0, 42), h.hash(1, 42)), "filters are separate");
+        assert!(
+            !b.contains(2, h.hash(0, 42), h.hash(1, 42)),
+            "filters are separate"
+        );
         b.clear();
         assert!(!b.contains(1, h.hash(0, 42), h.hash(1, 42)));
     }
@@ -104,7 +115,11 @@ mod tests {
         let fp = (0..trials)
             .filter(|t| {
                 let key = 1 << 40 | t;
-                b.contains((t % filters as u64) as usize, h.hash(0, key), h.hash(1, key))
+                b.contains(
+                    (t % filters as u64) as usize,
+                    h.hash(0, key),
+                    h.hash(1, key),
+                )
             })
             .count() as f64
             / trials as f64;

@@ -169,7 +169,11 @@ impl BloomBalancer {
     #[inline]
     pub fn classify(&mut self, key: u64) -> usize {
         let f = self.filter_of(key);
-        if self.counting && self.bloom.insert(f, self.hashes.hash(1, key), self.hashes.hash(2, key)) {
+        if self.counting
+            && self
+                .bloom
+                .insert(f, self.hashes.hash(1, key), self.hashes.hash(2, key))
+        {
             self.count[f] += 1;
         }
         self.queue_of[f] as usize
@@ -188,7 +192,12 @@ impl BloomBalancer {
     pub fn left(&mut self, key: u64, dequeued: bool) {
         let f = self.filter_of(key);
         self.queued[f] -= 1;
-        if dequeued && self.queued[f] == 0 && self.balancing.at_dequeue() && self.assigned && !self.counting {
+        if dequeued
+            && self.queued[f] == 0
+            && self.balancing.at_dequeue()
+            && self.assigned
+            && !self.counting
+        {
             let q = self.queue_of[f] as usize;
             if self.flows.key(q) as f64 > self.threshold {
                 let (qmin, _) = self.flows.peek().expect("queues exist");
@@ -243,8 +252,8 @@ impl BloomBalancer {
                     }
                     self.next = Next::Clear;
                     // Static assignment needs no more counting.
-                    self.next_at =
-                        (self.balancing != Balancing::Static).then(|| at - self.delta + self.period);
+                    self.next_at = (self.balancing != Balancing::Static)
+                        .then(|| at - self.delta + self.period);
                 }
             }
         }
@@ -253,7 +262,10 @@ impl BloomBalancer {
     fn set_queue_counts_from_filters(&mut self) {
         let mut total = 0u64;
         for q in 0..self.members.len() {
-            let c: u64 = self.members[q].iter().map(|&f| self.count[f as usize] as u64).sum();
+            let c: u64 = self.members[q]
+                .iter()
+                .map(|&f| self.count[f as usize] as u64)
+                .sum();
             total += c;
             self.flows.set(q, c);
         }
@@ -272,7 +284,11 @@ impl BloomBalancer {
                 free.push(f as u32);
             }
         }
-        free.sort_by(|&a, &b| self.count[b as usize].cmp(&self.count[a as usize]).then(a.cmp(&b)));
+        free.sort_by(|&a, &b| {
+            self.count[b as usize]
+                .cmp(&self.count[a as usize])
+                .then(a.cmp(&b))
+        });
         for (q, &l) in load.iter().enumerate() {
             self.flows.set(q, l);
         }
@@ -287,7 +303,9 @@ impl BloomBalancer {
     /// Figure 5.8.
     fn periodic(&mut self) {
         let thr = self.threshold;
-        let mut over: Vec<usize> = (0..self.members.len()).filter(|&q| self.flows.key(q) as f64 > thr).collect();
+        let mut over: Vec<usize> = (0..self.members.len())
+            .filter(|&q| self.flows.key(q) as f64 > thr)
+            .collect();
         over.sort_by(|&a, &b| self.flows.key(b).cmp(&self.flows.key(a)).then(a.cmp(&b)));
         for qi in over {
             let mut s: Vec<u32> = self.members[qi]
@@ -295,7 +313,11 @@ impl BloomBalancer {
                 .copied()
                 .filter(|&f| self.queued[f as usize] == 0 && self.count[f as usize] > 0)
                 .collect();
-            s.sort_by(|&a, &b| self.count[b as usize].cmp(&self.count[a as usize]).then(a.cmp(&b)));
+            s.sort_by(|&a, &b| {
+                self.count[b as usize]
+                    .cmp(&self.count[a as usize])
+                    .then(a.cmp(&b))
+            });
             for f in s {
                 let (qmin, cmin) = self.flows.peek().expect("queues exist");
                 if !((cmin as f64) < thr && self.flows.key(qi) as f64 > thr) {
@@ -316,7 +338,10 @@ impl BloomBalancer {
     }
 
     fn relink(&mut self, f: usize, to: usize) {
-        debug_assert_eq!(self.queued[f], 0, "a filter with queued packets must not move");
+        debug_assert_eq!(
+            self.queued[f], 0,
+            "a filter with queued packets must not move"
+        );
         let from = self.queue_of[f] as usize;
         let p = self.member_pos[f] as usize;
         self.members[from].swap_remove(p);
@@ -336,7 +361,15 @@ mod tests {
     const MS: Time = 1_000_000;
 
     fn cfg(queues: usize, filters: usize, balancing: Balancing) -> BloomConfig {
-        BloomConfig { queues, filters, bits: 50, hashes: 7, period: 200 * MS, delta: 50 * MS, balancing }
+        BloomConfig {
+            queues,
+            filters,
+            bits: 50,
+            hashes: 7,
+            period: 200 * MS,
+            delta: 50 * MS,
+            balancing,
+        }
     }
 
     /// Max/min of the true flows per queue.
@@ -358,7 +391,10 @@ mod tests {
             b.classify(k); // a second packet of a flow is not a new flow
         }
         let counted: u32 = b.count.iter().sum();
-        assert!((980..=1000).contains(&counted), "counted {counted} of 1000 flows");
+        assert!(
+            (980..=1000).contains(&counted),
+            "counted {counted} of 1000 flows"
+        );
         assert_eq!(b.next_wakeup(), Some(50 * MS));
         b.wakeup(50 * MS);
         assert_eq!(b.next_wakeup(), None, "static assignment is held");
@@ -391,7 +427,10 @@ mod tests {
         b.assigned = true;
         b.counting = false;
         b.set_queue_counts_from_filters();
-        assert_eq!((b.estimated_flows(0), b.estimated_flows(1), b.threshold()), (6, 0, 3.0));
+        assert_eq!(
+            (b.estimated_flows(0), b.estimated_flows(1), b.threshold()),
+            (6, 0, 3.0)
+        );
         // A packet of a flow of filter 1 leaves; the filter has nothing
         // queued and queue 0 (6 flows) is over the threshold (3): it moves.
         let key = (0..).find(|&k| b.filter_of(k) == 1).unwrap();
@@ -421,7 +460,14 @@ mod tests {
         // queue 2; filter 2 (2) -> queue 2 (3 < 4, queue 0 at 5 > 4);
         // then queue 0 holds 3 <= 4 and the loop stops.
         assert_eq!(b.queue_of, vec![1, 2, 2, 0, 0, 0]);
-        assert_eq!((b.estimated_flows(0), b.estimated_flows(1), b.estimated_flows(2)), (3, 4, 5));
+        assert_eq!(
+            (
+                b.estimated_flows(0),
+                b.estimated_flows(1),
+                b.estimated_flows(2)
+            ),
+            (3, 4, 5)
+        );
     }
 
     #[test]

@@ -56,7 +56,13 @@ pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
 impl CodelVars {
     /// RFC 8289 `dodequeue`'s test: has the head's sojourn time been above
     /// target for at least an interval?
-    fn should_drop<P: Packet>(&mut self, p: &CodelParams, head: Option<&Stamped<P>>, backlog: u64, now: Time) -> bool {
+    fn should_drop<P: Packet>(
+        &mut self,
+        p: &CodelParams,
+        head: Option<&Stamped<P>>,
+        backlog: u64,
+        now: Time,
+    ) -> bool {
         let Some(head) = head else {
             self.first_above_time = 0;
             return false;
@@ -125,11 +131,12 @@ impl CodelVars {
             // If we were dropping recently, start from the drop rate that
             // controlled the queue last time (RFC 8289 section 5.6).
             let delta = self.count.saturating_sub(self.lastcount);
-            self.count = if delta > 1 && (now as i128 - self.drop_next as i128) < 16 * p.interval as i128 {
-                delta
-            } else {
-                1
-            };
+            self.count =
+                if delta > 1 && (now as i128 - self.drop_next as i128) < 16 * p.interval as i128 {
+                    delta
+                } else {
+                    1
+                };
             self.drop_next = control_law(now, p.interval, self.count);
             self.lastcount = self.count;
         }

@@ -345,7 +345,8 @@ mod tests {
         drr.activate(0);
         // 0's 500-byte deficit was lost; 1 is served next, then 2, then 0
         // from the tail of the ring.
-        let order: Vec<usize> = std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
+        let order: Vec<usize> =
+            std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
         assert_eq!(order, vec![1, 2, 0, 1, 2]);
     }
 
@@ -358,17 +359,29 @@ mod tests {
             queues.push_back(q, TestPacket::new(q as u64, 1, 1000));
             drr.activate(q);
         }
-        assert_eq!((drr.ticket(0), drr.ticket(1), drr.ticket(2), drr.next_ticket()), (Some(0), Some(1), Some(2), 3));
+        assert_eq!(
+            (
+                drr.ticket(0),
+                drr.ticket(1),
+                drr.ticket(2),
+                drr.next_ticket()
+            ),
+            (Some(0), Some(1), Some(2), 3)
+        );
         // Queue 0 spends its quantum; ending the visit sends it to the back.
         assert_eq!(drr.next(&mut queues).map(|(q, _)| q), Some(0));
         drr.end_spent_visit(&queues);
-        assert_eq!((drr.current(), drr.ticket(0), drr.deficit(0)), (Some(1), Some(3), 1000));
+        assert_eq!(
+            (drr.current(), drr.ticket(0), drr.deficit(0)),
+            (Some(1), Some(3), 1000)
+        );
         // Removing the middle queue keeps the others' order.
         queues.pop_front(2);
         queues.pop_front(2);
         drr.remove(2);
         assert_eq!(drr.ticket(2), None);
-        let order: Vec<usize> = std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
+        let order: Vec<usize> =
+            std::iter::from_fn(|| drr.next(&mut queues).map(|(q, _)| q)).collect();
         assert_eq!(order, vec![1, 0, 1]);
         assert_eq!(drr.current(), None);
     }

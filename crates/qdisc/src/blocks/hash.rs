@@ -12,7 +12,9 @@ impl HashFamily {
     /// `count` hash functions whose seeds are derived from `seed`.
     pub fn new(count: usize, seed: u64) -> Self {
         let mut s = seed;
-        Self { seeds: (0..count).map(|_| splitmix64(&mut s)).collect() }
+        Self {
+            seeds: (0..count).map(|_| splitmix64(&mut s)).collect(),
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -20,7 +20,11 @@ pub struct IndexedHeap<K> {
 impl<K: Copy + PartialOrd + Default> IndexedHeap<K> {
     /// A heap that can hold items `0..capacity`.
     pub fn new(capacity: usize) -> Self {
-        Self { heap: Vec::with_capacity(capacity), pos: vec![NONE; capacity], key: vec![K::default(); capacity] }
+        Self {
+            heap: Vec::with_capacity(capacity),
+            pos: vec![NONE; capacity],
+            key: vec![K::default(); capacity],
+        }
     }
 
     /// Make room for one more item number (`capacity()` becomes valid).
@@ -57,7 +61,9 @@ impl<K: Copy + PartialOrd + Default> IndexedHeap<K> {
     /// The smallest item and its key.
     #[inline]
     pub fn peek(&self) -> Option<(usize, K)> {
-        self.heap.first().map(|&i| (i as usize, self.key[i as usize]))
+        self.heap
+            .first()
+            .map(|&i| (i as usize, self.key[i as usize]))
     }
 
     /// Insert `item` with `key`, or change its key if it is there.
@@ -140,7 +146,11 @@ impl<K: Copy + PartialOrd + Default> IndexedHeap<K> {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && self.less(self.heap[r], self.heap[l]) { r } else { l };
+            let c = if r < n && self.less(self.heap[r], self.heap[l]) {
+                r
+            } else {
+                l
+            };
             if !self.less(self.heap[c], item) {
                 break;
             }
@@ -189,7 +199,11 @@ mod tests {
                     model[i] = None;
                 }
             }
-            let best = model.iter().enumerate().filter_map(|(i, k)| k.map(|k| (k, i))).min();
+            let best = model
+                .iter()
+                .enumerate()
+                .filter_map(|(i, k)| k.map(|k| (k, i)))
+                .min();
             assert_eq!(h.peek().map(|(i, k)| (k, i)), best);
         }
     }

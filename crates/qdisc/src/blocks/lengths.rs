@@ -36,7 +36,14 @@ pub struct QueueLengths {
 
 impl QueueLengths {
     pub fn new(count: usize) -> Self {
-        Self { len: vec![0; count], pos: vec![0; count], members: vec![Vec::new()], up: vec![NIL], down: vec![NIL], ..Default::default() }
+        Self {
+            len: vec![0; count],
+            pos: vec![0; count],
+            members: vec![Vec::new()],
+            up: vec![NIL],
+            down: vec![NIL],
+            ..Default::default()
+        }
     }
 
     /// Add one empty queue; returns its number.
@@ -92,7 +99,13 @@ impl QueueLengths {
             return None;
         }
         let b = &self.members[self.max as usize];
-        Some(b[if b.len() == 1 { 0 } else { rng.below(b.len() as u64) as usize }] as usize)
+        Some(
+            b[if b.len() == 1 {
+                0
+            } else {
+                rng.below(b.len() as u64) as usize
+            }] as usize,
+        )
     }
 
     /// One shortest non-empty queue.
@@ -158,7 +171,11 @@ impl QueueLengths {
 
     /// Put length `n` into the list just above `below` (NIL: at the bottom).
     fn link_above(&mut self, below: u32, n: u32) {
-        let above = if below == NIL { self.min } else { self.up[below as usize] };
+        let above = if below == NIL {
+            self.min
+        } else {
+            self.up[below as usize]
+        };
         self.down[n as usize] = below;
         self.up[n as usize] = above;
         if below == NIL {

@@ -66,7 +66,10 @@ impl QueueMap {
     }
 
     pub fn hashed(count: usize, seed: u64) -> Self {
-        QueueMap::Hash { hash: HashFamily::new(1, seed), count }
+        QueueMap::Hash {
+            hash: HashFamily::new(1, seed),
+            count,
+        }
     }
 
     /// Queues that exist now (per-flow: the flows seen so far).
@@ -134,7 +137,10 @@ pub struct FlowWeights {
 
 impl FlowWeights {
     pub fn new(pairs: impl IntoIterator<Item = (u64, u32)>, default: u32) -> Self {
-        Self { map: pairs.into_iter().collect(), default }
+        Self {
+            map: pairs.into_iter().collect(),
+            default,
+        }
     }
 
     #[inline]

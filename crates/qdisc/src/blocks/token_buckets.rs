@@ -81,12 +81,36 @@ impl TokenBuckets {
     /// A tree of interior nodes: node 0 is the root; `nodes[i] = (parent,
     /// weight)` for nodes 1.., each parent listed before its children.
     pub fn new(nodes: &[(u32, f64)]) -> Self {
-        let mut all = vec![Node { parent: 0, weight: 1.0, pos: 0, active_weight: 0.0, children: Vec::new(), max_weight: 0.0 }];
+        let mut all = vec![Node {
+            parent: 0,
+            weight: 1.0,
+            pos: 0,
+            active_weight: 0.0,
+            children: Vec::new(),
+            max_weight: 0.0,
+        }];
         for &(parent, weight) in nodes {
-            assert!((parent as usize) < all.len(), "a node's parent comes before it");
-            all.push(Node { parent, weight, pos: 0, active_weight: 0.0, children: Vec::new(), max_weight: 0.0 });
+            assert!(
+                (parent as usize) < all.len(),
+                "a node's parent comes before it"
+            );
+            all.push(Node {
+                parent,
+                weight,
+                pos: 0,
+                active_weight: 0.0,
+                children: Vec::new(),
+                max_weight: 0.0,
+            });
         }
-        Self { slots: Vec::new(), free: Vec::new(), index: HashMap::new(), nodes: all, cursor: None, len: 0 }
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::new(),
+            nodes: all,
+            cursor: None,
+            len: 0,
+        }
     }
 
     #[inline]
@@ -207,7 +231,10 @@ impl TokenBuckets {
         let became_active = node.children.len() == 1;
         self.set_pos(child, pos);
         if became_active && parent != 0 {
-            let (grand, w) = (self.nodes[parent as usize].parent, self.nodes[parent as usize].weight);
+            let (grand, w) = (
+                self.nodes[parent as usize].parent,
+                self.nodes[parent as usize].weight,
+            );
             self.attach(Child::Node(parent), grand, w);
         }
     }
@@ -229,7 +256,10 @@ impl TokenBuckets {
             self.set_pos(m, pos as u32);
         }
         if now_empty && parent != 0 {
-            let (grand, w) = (self.nodes[parent as usize].parent, self.nodes[parent as usize].weight);
+            let (grand, w) = (
+                self.nodes[parent as usize].parent,
+                self.nodes[parent as usize].weight,
+            );
             self.detach(Child::Node(parent), grand, w);
         }
     }
@@ -366,7 +396,10 @@ mod tests {
         let t0 = t.create(BucketKey::Class(2), 2, 6.0);
         let t1 = t.create(BucketKey::Class(3), 2, 3.0);
         let s = |t: &TokenBuckets, b| (t.share(b) * 12.0 * 1e9).round() / 1e9;
-        assert_eq!([s(&t, c0), s(&t, c1), s(&t, t0), s(&t, t1)], [2.0, 1.0, 6.0, 3.0]);
+        assert_eq!(
+            [s(&t, c0), s(&t, c1), s(&t, t0), s(&t, t1)],
+            [2.0, 1.0, 6.0, 3.0]
+        );
         // TCP1 idle: its share goes to TCP0, the CBR leaves keep theirs.
         t.remove(t1);
         assert_eq!([s(&t, c0), s(&t, c1), s(&t, t0)], [2.0, 1.0, 9.0]);
