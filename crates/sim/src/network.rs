@@ -135,7 +135,7 @@ impl Routes {
                 previous = None;
                 return None;
             }
-            Some((std::mem::replace(&mut previous, Some(l)), l))
+            Some((previous.replace(l), l))
         })
     }
 
