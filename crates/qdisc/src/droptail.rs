@@ -6,29 +6,35 @@ use std::collections::VecDeque;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 pub struct DropTail<P> {
-    queue: VecDeque<P>,
+    /// Allocated when the first packet waits: most FIFOs of a simulated
+    /// network (every access link) never hold one, and an empty `VecDeque`
+    /// with its byte count would cost them 40 bytes each.
+    buffer: Option<Box<Buffer<P>>>,
     limit: Limit,
+}
+
+struct Buffer<P> {
+    queue: VecDeque<P>,
     bytes: u64,
 }
 
 impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self {
-            queue: VecDeque::new(),
+            buffer: None,
             limit,
-            bytes: 0,
         }
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.buffer.as_ref().is_none_or(|b| b.queue.is_empty())
     }
 
     /// The packet that would leave next.
     #[inline]
     pub fn front(&self) -> Option<&P> {
-        self.queue.front()
+        self.buffer.as_ref()?.queue.front()
     }
 
     #[inline]
@@ -45,8 +51,14 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
     #[inline]
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
         if self.admits(&packet) {
-            self.bytes += packet.size() as u64;
-            self.queue.push_back(packet);
+            let buffer = self.buffer.get_or_insert_with(|| {
+                Box::new(Buffer {
+                    queue: VecDeque::new(),
+                    bytes: 0,
+                })
+            });
+            buffer.bytes += packet.size() as u64;
+            buffer.queue.push_back(packet);
         } else {
             verdicts.refuse(packet, DropReason::Overflow);
         }
@@ -54,16 +66,23 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     #[inline]
     fn dequeue(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
-        let packet = self.queue.pop_front()?;
-        self.bytes -= packet.size() as u64;
+        let buffer = self.buffer.as_mut()?;
+        let packet = buffer.queue.pop_front()?;
+        buffer.bytes -= packet.size() as u64;
         Some(packet)
     }
 
     #[inline]
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
+        match &self.buffer {
+            Some(b) => Backlog {
+                packets: b.queue.len() as u64,
+                bytes: b.bytes,
+            },
+            None => Backlog {
+                packets: 0,
+                bytes: 0,
+            },
         }
     }
 }

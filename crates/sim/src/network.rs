@@ -7,7 +7,7 @@ use aqmlab_qdisc::{Qdisc, QdiscStats};
 use crate::metrics::DelayHistogram;
 use crate::packet::SimPacket;
 use crate::pool::List;
-use crate::Time;
+use crate::{MaybeTime, Time};
 
 /// The state the event loop touches for every packet. What only the
 /// results need lives apart, in [`LinkRecord`], to keep this in few cache
@@ -26,7 +26,7 @@ pub struct Link {
     /// in the simulation's shared pipe pool.
     pub pipe: List,
     /// Time of the pending `QdiscWake` event, if any (lazily cancelled).
-    pub wake_at: Option<Time>,
+    pub wake_at: MaybeTime,
     pub monitor: bool,
     /// An express link: an unmonitored FIFO that every packet reaches from
     /// one and the same upstream link. Its arrivals come in that link's
@@ -48,7 +48,7 @@ impl Link {
             busy_until: 0,
             tx_scheduled: false,
             pipe: List::default(),
-            wake_at: None,
+            wake_at: MaybeTime::NONE,
             monitor,
             express: false,
             feeds_express: false,
@@ -65,7 +65,8 @@ impl Link {
 
 /// What the results need of a link, kept out of the hot path.
 pub struct LinkRecord {
-    pub name: String,
+    /// A `Box<str>`: 8 bytes less than a `String`, on every link.
+    pub name: Box<str>,
     pub from: u32,
     pub to: u32,
     /// Counters when the measurement window opened.
@@ -161,5 +162,31 @@ impl WindowStart {
             drops: stats.total_drops(),
             departure_bytes: stats.departure_bytes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of;
+
+    /// What a TCP flow of a dumbbell holds: its four links (access links
+    /// each way at both ends) and their records, the flow and its boxed TCP
+    /// state. A guard against growing it by accident; docs/performance.md
+    /// has the measured memory per flow.
+    #[test]
+    fn a_dumbbell_flow_stays_small() {
+        let links = 4 * (size_of::<super::Link>() + size_of::<super::LinkRecord>());
+        let flow = size_of::<crate::sim::Flow>() + size_of::<crate::sim::TcpFlow>();
+        assert!(
+            size_of::<super::Link>() <= 136,
+            "Link: {} bytes",
+            size_of::<super::Link>()
+        );
+        assert!(
+            links + flow <= 1100,
+            "a dumbbell flow: {} bytes of links, {} of flow state",
+            links,
+            flow
+        );
     }
 }

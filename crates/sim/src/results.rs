@@ -40,7 +40,7 @@ impl Results {
             .collect();
         sim.flows = Vec::new();
         let bottleneck = sim.links.iter().position(|l| l.monitor);
-        let bottleneck_name = bottleneck.map(|b| sim.link_records[b].name.clone());
+        let bottleneck_name = bottleneck.map(|b| sim.link_records[b].name.to_string());
         let timeseries = series_table(&mut sim);
         let histograms = histogram_table(&sim);
         let queues = queue_table(&mut sim, &nodes, window_s);
@@ -155,7 +155,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
                 retx.push(c.retransmissions);
                 timeouts.push(c.timeouts);
                 fast.push(c.fast_retransmits);
-                fct.push(t.first_completion.map(secs));
+                fct.push(t.first_completion.get().map(secs));
                 transfers.push(t.transfers_done as u64);
                 mean_fct.push(
                     (t.transfers_done > 0)
@@ -275,7 +275,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
         Column::Str(
             records
                 .iter_mut()
-                .map(|r| std::mem::take(&mut r.name))
+                .map(|r| std::mem::take(&mut r.name).into_string())
                 .collect(),
         ),
     );
@@ -396,7 +396,7 @@ fn series_table(sim: &mut Simulation) -> Table {
         .zip(&s.metric)
         .map(|(&e, &m)| match m {
             "queue_packets" | "queue_bytes" | "link_utilization" => {
-                sim.link_records[e as usize].name.clone()
+                sim.link_records[e as usize].name.to_string()
             }
             "cwnd" => e.to_string(),
             _ => String::new(),
@@ -417,7 +417,7 @@ fn histogram_table(sim: &Simulation) -> Table {
         for (i, &c) in delays.counts.iter().enumerate() {
             if c > 0 {
                 let (a, b) = DelayHistogram::bounds(i);
-                link.push(r.name.clone());
+                link.push(r.name.to_string());
                 lo.push(a);
                 hi.push(b);
                 count.push(c);

@@ -10,7 +10,7 @@ use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
-use crate::Time;
+use crate::{MaybeTime, Time};
 
 /// Random-stream ids: one namespace per kind of component, so that adding a
 /// flow never changes another component's numbers.
@@ -22,16 +22,48 @@ pub struct TcpFlow {
     pub profile: u32,
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
-    pub off_time: Option<Dist>,
+    /// On-off transfers only: the idle time between them.
+    pub off_time: Option<Box<OffTime>>,
     /// Time of the pending `RtoTimer` event, if any (lazily cancelled).
-    timer_event_at: Option<Time>,
-    delack_event_at: Option<Time>,
+    timer_event_at: MaybeTime,
+    delack_event_at: MaybeTime,
     /// Start of the current transfer.
     pub transfer_start: Time,
     pub transfers_done: u32,
     pub completion_sum: Time,
-    pub first_completion: Option<Time>,
+    pub first_completion: MaybeTime,
     pub trace_cwnd: bool,
+}
+
+impl TcpFlow {
+    fn new(
+        profile: u32,
+        sender: TcpSender,
+        start: Time,
+        off_time: Option<Box<OffTime>>,
+        trace_cwnd: bool,
+    ) -> Self {
+        Self {
+            profile,
+            sender,
+            receiver: TcpReceiver::default(),
+            off_time,
+            timer_event_at: MaybeTime::NONE,
+            delack_event_at: MaybeTime::NONE,
+            transfer_start: start,
+            transfers_done: 0,
+            completion_sum: 0,
+            first_completion: MaybeTime::NONE,
+            trace_cwnd,
+        }
+    }
+}
+
+/// The idle time of an on-off TCP source, with the flow's own random
+/// stream (only flows that draw numbers carry one).
+pub struct OffTime {
+    pub dist: Dist,
+    pub rng: Rng,
 }
 
 pub struct UdpFlow {
@@ -44,6 +76,8 @@ pub struct UdpFlow {
     seq: u32,
     pub packets_sent: u64,
     pub bytes_sent: u64,
+    /// The flow's random stream (jitter, Poisson gaps, on-off periods).
+    rng: Rng,
 }
 
 /// Both boxed: a flow's inline part stays small whichever it is.
@@ -65,7 +99,6 @@ pub struct Flow {
     pub delivered: u64,
     pub delivered_window: u64,
     pub base_rtt: Time,
-    pub rng: Rng,
     pub transport: Transport,
 }
 
@@ -137,7 +170,7 @@ impl Simulation {
                 Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
             links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor));
             link_records.push(LinkRecord {
-                name: l.name,
+                name: l.name.into_boxed_str(),
                 from: l.from,
                 to: l.to,
                 at_warmup: Default::default(),
@@ -177,6 +210,12 @@ impl Simulation {
         sim
     }
 
+    /// The random stream of the flow about to be added: one per flow id,
+    /// so adding a flow never changes another's numbers.
+    fn flow_rng(&self) -> Rng {
+        Rng::stream(self.scenario.seed, STREAM_FLOW + self.flows.len() as u64)
+    }
+
     fn group_id(&mut self, name: &str) -> u32 {
         match self.groups.iter().position(|g| g == name) {
             Some(i) => i as u32,
@@ -213,19 +252,14 @@ impl Simulation {
                     trace_cwnd,
                 } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
-                    let tcp = TcpFlow {
-                        profile: *profile,
-                        sender: TcpSender::new(p, *size_bytes),
-                        receiver: TcpReceiver::default(),
-                        off_time: off_time.clone(),
-                        timer_event_at: None,
-                        delack_event_at: None,
-                        transfer_start: *start_ns,
-                        transfers_done: 0,
-                        completion_sum: 0,
-                        first_completion: None,
-                        trace_cwnd: *trace_cwnd,
-                    };
+                    let off_time = off_time.as_ref().map(|dist| {
+                        Box::new(OffTime {
+                            dist: dist.clone(),
+                            rng: self.flow_rng(),
+                        })
+                    });
+                    let sender = TcpSender::new(p, *size_bytes);
+                    let tcp = TcpFlow::new(*profile, sender, *start_ns, off_time, *trace_cwnd);
                     self.add_flow(
                         group,
                         route,
@@ -256,6 +290,7 @@ impl Simulation {
                         seq: 0,
                         packets_sent: 0,
                         bytes_sent: 0,
+                        rng: self.flow_rng(),
                     };
                     self.add_flow(group, route, *start_ns, None, Transport::Udp(Box::new(udp)));
                 }
@@ -346,7 +381,6 @@ impl Simulation {
             delivered: 0,
             delivered_window: 0,
             base_rtt: self.base_rtt(forward, reverse),
-            rng: Rng::stream(self.scenario.seed, STREAM_FLOW + id as u64),
             transport,
         };
         self.flows.push(flow);
@@ -622,10 +656,10 @@ impl Simulation {
     fn qdisc_wake(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
-        if link.wake_at != Some(now) {
+        if link.wake_at.get() != Some(now) {
             return; // superseded
         }
-        link.wake_at = None;
+        link.wake_at = MaybeTime::NONE;
         link.qdisc.wakeup(now, &mut self.verdicts);
         self.settle_drops();
         let link = &self.links[l];
@@ -641,8 +675,8 @@ impl Simulation {
         let link = &mut self.links[l];
         if let Some(t) = link.qdisc.next_wakeup() {
             let t = t.max(self.now);
-            if link.wake_at.is_none_or(|w| t < w) {
-                link.wake_at = Some(t);
+            if link.wake_at.get().is_none_or(|w| t < w) {
+                link.wake_at = MaybeTime::at(t);
                 self.events.schedule(t, Event::QdiscWake(l as u32));
             }
         }
@@ -691,9 +725,9 @@ impl Simulation {
                                 flow.delivered_window += bytes;
                             }
                         }
-                        if let Some(t) = tcp.receiver.delack_deadline {
-                            if tcp.delack_event_at.is_none_or(|e| t < e) {
-                                tcp.delack_event_at = Some(t);
+                        if let Some(t) = tcp.receiver.delack_deadline.get() {
+                            if tcp.delack_event_at.get().is_none_or(|e| t < e) {
+                                tcp.delack_event_at = MaybeTime::at(t);
                                 self.events.schedule(t, Event::DelayedAck(f as u32));
                             }
                         }
@@ -734,9 +768,11 @@ impl Simulation {
         let took = now - tcp.transfer_start;
         tcp.transfers_done += 1;
         tcp.completion_sum += took;
-        tcp.first_completion.get_or_insert(took);
-        if let Some(off) = &tcp.off_time {
-            let idle = sample_dist(off, &mut flow.rng).max(0.0) as Time;
+        if tcp.first_completion.is_none() {
+            tcp.first_completion = MaybeTime::at(took);
+        }
+        if let Some(off) = &mut tcp.off_time {
+            let idle = sample_dist(&off.dist, &mut off.rng).max(0.0) as Time;
             self.events.schedule(now + idle, Event::FlowStart(f as u32));
         }
     }
@@ -747,9 +783,9 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f].transport else {
             return;
         };
-        if let Some(deadline) = tcp.sender.rto_deadline {
-            if tcp.timer_event_at.is_none_or(|t| deadline < t) {
-                tcp.timer_event_at = Some(deadline);
+        if let Some(deadline) = tcp.sender.rto_deadline.get() {
+            if tcp.timer_event_at.get().is_none_or(|t| deadline < t) {
+                tcp.timer_event_at = MaybeTime::at(deadline);
                 self.events.schedule(deadline, Event::RtoTimer(f as u32));
             }
         }
@@ -760,11 +796,11 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
-        if tcp.timer_event_at != Some(now) {
+        if tcp.timer_event_at.get() != Some(now) {
             return; // superseded by an earlier event
         }
-        tcp.timer_event_at = None;
-        match tcp.sender.rto_deadline {
+        tcp.timer_event_at = MaybeTime::NONE;
+        match tcp.sender.rto_deadline.get() {
             None => return,
             Some(d) if d > now => {}
             Some(_) => {
@@ -781,18 +817,18 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
-        if tcp.delack_event_at != Some(now) {
+        if tcp.delack_event_at.get() != Some(now) {
             return;
         }
-        tcp.delack_event_at = None;
-        match tcp.receiver.delack_deadline {
+        tcp.delack_event_at = MaybeTime::NONE;
+        match tcp.receiver.delack_deadline.get() {
             Some(d) if d <= now => {
                 let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                 tcp.receiver.flush(f, p, &mut self.outbox);
                 self.flush_outbox();
             }
             Some(d) => {
-                tcp.delack_event_at = Some(d);
+                tcp.delack_event_at = MaybeTime::at(d);
                 self.events.schedule(d, Event::DelayedAck(f));
             }
             None => {}
@@ -827,27 +863,27 @@ impl Simulation {
             UdpSource::Cbr { rate_bps, jitter } => {
                 let interval = udp.packet_size as f64 * 8e9 / *rate_bps as f64;
                 let j = if *jitter > 0.0 {
-                    1.0 + jitter * (2.0 * flow.rng.uniform() - 1.0)
+                    1.0 + jitter * (2.0 * udp.rng.uniform() - 1.0)
                 } else {
                     1.0
                 };
                 interval * j
             }
-            UdpSource::Poisson { rate_bps } => flow
+            UdpSource::Poisson { rate_bps } => udp
                 .rng
                 .exponential(udp.packet_size as f64 * 8e9 / *rate_bps as f64),
             UdpSource::OnOff { rate_bps, on, off } => {
                 if now >= udp.on_until && udp.seq > 0 {
                     // The on period is over: stay silent, then start another.
-                    let idle = sample_dist(off, &mut flow.rng).max(0.0);
-                    let on_len = sample_dist(on, &mut flow.rng).max(0.0);
+                    let idle = sample_dist(off, &mut udp.rng).max(0.0);
+                    let on_len = sample_dist(on, &mut udp.rng).max(0.0);
                     let resume = now + idle as Time;
                     udp.on_until = resume + on_len as Time;
                     self.events.schedule(resume, Event::UdpSend(f));
                     return;
                 }
                 if udp.seq == 0 {
-                    udp.on_until = now + sample_dist(on, &mut flow.rng).max(0.0) as Time;
+                    udp.on_until = now + sample_dist(on, &mut udp.rng).max(0.0) as Time;
                 }
                 udp.packet_size as f64 * 8e9 / *rate_bps as f64
             }
@@ -891,19 +927,7 @@ impl Simulation {
         self.events.schedule(next, Event::Arrival(a as u32));
         let p = &self.scenario.tcp_profiles[profile as usize];
         let id = self.flows.len() as u32;
-        let tcp = TcpFlow {
-            profile,
-            sender: TcpSender::new(p, Some(size)),
-            receiver: TcpReceiver::default(),
-            off_time: None,
-            timer_event_at: None,
-            delack_event_at: None,
-            transfer_start: now,
-            transfers_done: 0,
-            completion_sum: 0,
-            first_completion: None,
-            trace_cwnd: false,
-        };
+        let tcp = TcpFlow::new(profile, TcpSender::new(p, Some(size)), now, None, false);
         self.flows.push(Flow {
             group,
             src,
@@ -915,7 +939,6 @@ impl Simulation {
             delivered: 0,
             delivered_window: 0,
             base_rtt,
-            rng: Rng::stream(self.scenario.seed, STREAM_FLOW + id as u64),
             transport: Transport::Tcp(Box::new(tcp)),
         });
         self.flow_start(id);
