@@ -13,6 +13,9 @@ pub struct DropTail<P> {
     limit: Limit,
 }
 
+/// Buffers of at most this capacity are freed when they empty.
+const SMALL: usize = 8;
+
 struct Buffer<P> {
     queue: VecDeque<P>,
     bytes: u64,
@@ -69,6 +72,12 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
         let buffer = self.buffer.as_mut()?;
         let packet = buffer.queue.pop_front()?;
         buffer.bytes -= packet.size() as u64;
+        if buffer.queue.is_empty() && buffer.queue.capacity() <= SMALL {
+            // A short burst (an access link in slow start) is over: give the
+            // memory back rather than keep it for every flow. A buffer that
+            // has held more (a bottleneck) keeps its allocation.
+            self.buffer = None;
+        }
         Some(packet)
     }
 

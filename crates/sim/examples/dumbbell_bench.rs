@@ -6,6 +6,43 @@
 mod common;
 use common::*;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The system allocator, counting the bytes held and their peak: heap
+/// figures to the byte, where RSS moves by pages and by what the allocator
+/// keeps back.
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let held = HELD.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(held, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD.fetch_sub(layout.size(), Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Counted as resized in place (what the allocator does for large
+        // blocks), not as a new block beside the old one.
+        if new_size >= layout.size() {
+            let held = HELD.fetch_add(new_size - layout.size(), Relaxed) + new_size - layout.size();
+            PEAK.fetch_max(held, Relaxed);
+        } else {
+            HELD.fetch_sub(layout.size() - new_size, Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -40,7 +77,18 @@ fn main() {
     }
     .build();
     let rss_before = peak_rss_kb();
-    let r = aqmlab_sim::run(scenario, |_| true).unwrap();
+    let heap_before = HELD.load(Relaxed);
+    PEAK.store(heap_before, Relaxed);
+    // The steps of `aqmlab_sim::run`, with the heap held after each.
+    scenario.check().unwrap();
+    let started = std::time::Instant::now();
+    let mut sim = aqmlab_sim::Simulation::new(scenario);
+    let heap_built = HELD.load(Relaxed);
+    let peak_building = PEAK.swap(heap_built, Relaxed);
+    sim.run(|_| true);
+    let peak_running = PEAK.swap(HELD.load(Relaxed), Relaxed);
+    let r = aqmlab_sim::Results::collect(sim, started.elapsed().as_secs_f64());
+    let peak_results = PEAK.load(Relaxed);
     let get = |k| r.summary_value(k).cloned().unwrap();
     let (
         aqmlab_sim::Scalar::F64(wall),
@@ -64,6 +112,11 @@ fn main() {
         "peak RSS {} kB (before run {} kB)",
         peak_rss_kb(),
         rss_before
+    );
+    println!(
+        "heap (bytes): scenario {heap_before}, simulation built {heap_built} \
+         (peak while building {peak_building}), peak while running {peak_running}, \
+         peak while building the results {peak_results}"
     );
     println!(
         "peak packets in flight {:?}",

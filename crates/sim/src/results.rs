@@ -35,7 +35,9 @@ impl Results {
             .flows
             .iter()
             .zip(flows.f64("throughput_bps"))
-            .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes.is_none()))
+            .filter(
+                |(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
+            )
             .map(|(_, &x)| x)
             .collect();
         sim.flows = Vec::new();
@@ -143,7 +145,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
         src.push(f.src);
         dst.push(f.dst);
         start.push(secs(f.start));
-        size.push(f.size_bytes);
+        size.push(f.size_bytes());
         delivered.push(f.delivered);
         thr.push(f.delivered_window as f64 * 8.0 / window_s);
         rtt.push(secs(f.base_rtt));

@@ -1,6 +1,8 @@
 //! The simulation: arenas of links and flows, the event loop, and the
 //! glue between the network and the transport state machines.
 
+use std::num::NonZeroU64;
+
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
@@ -94,12 +96,20 @@ pub struct Flow {
     pub reverse: RouteRef,
     pub start: Time,
     /// Payload bytes requested (`None`: long-lived or UDP).
-    pub size_bytes: Option<u64>,
+    size: Option<NonZeroU64>,
     /// Unique payload bytes delivered in order, whole run and in the window.
     pub delivered: u64,
     pub delivered_window: u64,
     pub base_rtt: Time,
     pub transport: Transport,
+}
+
+impl Flow {
+    /// Payload bytes requested (`None`: long-lived or UDP).
+    #[inline]
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.size.map(NonZeroU64::get)
+    }
 }
 
 struct ArrivalProcess {
@@ -240,8 +250,10 @@ impl Simulation {
     fn build_flows(&mut self) {
         let specs = std::mem::take(&mut self.scenario.flows);
         self.flows.reserve_exact(specs.len());
-        for spec in &specs {
-            match spec {
+        // Each spec (its routes and group name) is freed once its flow is
+        // built, so that the specs and the flows are never both whole.
+        for spec in specs {
+            match &spec {
                 FlowSpec::Tcp {
                     group,
                     route,
@@ -296,9 +308,6 @@ impl Simulation {
                 }
             }
         }
-        // The specs are built into the arenas; keeping them would double the
-        // memory per flow.
-        drop(specs);
         let arrival_specs = std::mem::take(&mut self.scenario.arrivals);
         for (i, spec) in arrival_specs.iter().enumerate() {
             let group = self.group_id(&spec.group);
@@ -377,7 +386,7 @@ impl Simulation {
             forward,
             reverse,
             start,
-            size_bytes,
+            size: size_bytes.and_then(NonZeroU64::new),
             delivered: 0,
             delivered_window: 0,
             base_rtt: self.base_rtt(forward, reverse),
@@ -696,6 +705,7 @@ impl Simulation {
         let warm = self.warmed_up;
         let f = packet.flow as usize;
         let flow = &mut self.flows[f];
+        let size_bytes = flow.size_bytes();
         match &mut flow.transport {
             Transport::Udp(_) => {
                 self.ledger.data_received += 1;
@@ -713,11 +723,11 @@ impl Simulation {
                         }
                         let d = tcp.receiver.on_data(&packet, now, p, &mut self.outbox);
                         if d.new_in_order > 0 {
-                            let bytes: u64 = if flow.size_bytes.is_none() {
+                            let bytes: u64 = if size_bytes.is_none() {
                                 d.new_in_order as u64 * crate::tcp::mss(p) as u64
                             } else {
                                 (d.first..d.first + d.new_in_order)
-                                    .map(|s| payload_of(p, flow.size_bytes, s) as u64)
+                                    .map(|s| payload_of(p, size_bytes, s) as u64)
                                     .sum()
                             };
                             flow.delivered += bytes;
@@ -935,7 +945,7 @@ impl Simulation {
             forward,
             reverse,
             start: now,
-            size_bytes: Some(size),
+            size: NonZeroU64::new(size),
             delivered: 0,
             delivered_window: 0,
             base_rtt,

@@ -8,6 +8,7 @@
 //! simulator delivers and schedules.
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 use aqmlab_qdisc::{Ecn, TrafficClass};
 
@@ -61,8 +62,9 @@ pub struct TcpSender {
     rttvar: f64,
     has_rtt: bool,
     backoff: u32,
-    /// Payload bytes of this transfer; `None` for a long-lived source.
-    pub bytes: Option<u64>,
+    /// Payload bytes of this transfer; `None` for a long-lived source
+    /// (`NonZeroU64`: 8 bytes, not 16).
+    bytes: Option<NonZeroU64>,
     /// Packets in this transfer; `u32::MAX` for a long-lived source.
     pub total: u32,
     /// Retransmission timer deadline, if armed.
@@ -90,7 +92,7 @@ impl TcpSender {
             rttvar: 0.0,
             has_rtt: false,
             backoff: 0,
-            bytes,
+            bytes: bytes.and_then(NonZeroU64::new),
             total: packets_for(profile, bytes),
             rto_deadline: MaybeTime::NONE,
             epoch: 0,
@@ -103,9 +105,15 @@ impl TcpSender {
     pub fn restart(&mut self, profile: &TcpProfile) {
         let counters = std::mem::take(&mut self.counters);
         let epoch = self.epoch.wrapping_add(1);
-        *self = Self::new(profile, self.bytes);
+        *self = Self::new(profile, self.bytes());
         self.counters = counters;
         self.epoch = epoch;
+    }
+
+    /// Payload bytes of this transfer; `None` for a long-lived source.
+    #[inline]
+    pub fn bytes(&self) -> Option<u64> {
+        self.bytes.map(NonZeroU64::get)
     }
 
     pub fn is_in_congestion_avoidance(&self) -> bool {
@@ -178,7 +186,7 @@ impl TcpSender {
     }
 
     fn send_data(&mut self, seq: u32, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
-        let size = payload_of(p, self.bytes, seq) + p.header_size;
+        let size = payload_of(p, self.bytes(), seq) + p.header_size;
         self.counters.packets_sent += 1;
         self.counters.bytes_sent += size as u64;
         if seq < self.snd_max {
