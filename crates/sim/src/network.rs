@@ -12,8 +12,8 @@ use crate::{MaybeTime, Time};
 /// The state the event loop touches for every packet. What only the
 /// results need lives apart, in [`LinkRecord`], to keep this in few cache
 /// lines.
+#[repr(align(64))]
 pub struct Link {
-    pub rate_bps: u64,
     /// Serialization time per byte, in ns as 32.32 fixed point.
     ns_per_byte: u64,
     pub delay: Time,
@@ -41,7 +41,6 @@ pub struct Link {
 impl Link {
     pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: bool) -> Self {
         Self {
-            rate_bps,
             ns_per_byte: (((8_000_000_000u128) << 32) / rate_bps as u128) as u64,
             delay,
             qdisc,
@@ -65,6 +64,7 @@ impl Link {
 
 /// What the results need of a link, kept out of the hot path.
 pub struct LinkRecord {
+    pub rate_bps: u64,
     /// A `Box<str>`: 8 bytes less than a `String`, on every link.
     pub name: Box<str>,
     pub from: u32,

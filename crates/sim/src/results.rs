@@ -289,7 +289,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
     t.push("to", ends(|r| r.to));
     t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
     let mut cells: Vec<(String, Cell)> = vec![
-        ("rate_bps".into(), u64_cell(|l, _| l.rate_bps)),
+        ("rate_bps".into(), u64_cell(|_, r| r.rate_bps)),
         ("delay_s".into(), f64_cell(|l, _| secs(l.delay))),
         ("monitored".into(), Cell::Bool(Box::new(|l, _| l.monitor))),
         ("arrivals".into(), u64_cell(|l, _| l.qdisc.stats().arrivals)),
@@ -345,7 +345,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
             "utilization".into(),
             f64_cell(move |l, r| {
                 let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
-                bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
+                bytes as f64 * 8.0 / (r.rate_bps as f64 * window_s)
             }),
         ),
         (

@@ -180,6 +180,7 @@ impl Simulation {
                 Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
             links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor));
             link_records.push(LinkRecord {
+                rate_bps: l.rate_bps,
                 name: l.name.into_boxed_str(),
                 from: l.from,
                 to: l.to,
@@ -977,10 +978,11 @@ impl Simulation {
                 .push(now, "queue_packets", i as u32, b.packets as f64);
             self.series
                 .push(now, "queue_bytes", i as u32, b.bytes as f64);
+            let rate_bps = record.rate_bps;
             let m = record.monitored();
             if now > 0 {
                 let util = (departed - m.departed_at_sample) as f64 * 8e9
-                    / (link.rate_bps as f64 * interval as f64);
+                    / (rate_bps as f64 * interval as f64);
                 self.series.push(now, "link_utilization", i as u32, util);
             }
             m.departed_at_sample = departed;
