@@ -7,31 +7,64 @@
 use aqmlab_sim::{Column, Results, RunError, Scalar, Table};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+/// A column's values as raw bytes in native order, for `numpy.frombuffer`:
+/// 8 bytes a number where a Python list would hold a 32-byte object each.
+fn raw<'py, T: Copy>(
+    py: Python<'py>,
+    values: &[T],
+    bytes_of: impl Fn(T) -> [u8; 8],
+) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for &v in values {
+        out.extend_from_slice(&bytes_of(v));
+    }
+    PyBytes::new(py, &out)
+}
+
+/// A table as `{name: (kind, payload...)}`; `aqmlab.results` makes the
+/// polars columns. Numbers travel as bytes, text as lists of strings.
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    let mask = |present: Vec<bool>| {
+        PyBytes::new(py, &present.into_iter().map(u8::from).collect::<Vec<_>>())
+    };
     for (name, col) in &t.columns {
-        let list = match col {
-            Column::F64(v) => PyList::new(py, v)?,
-            Column::U64(v) => PyList::new(py, v)?,
-            Column::I64(v) => PyList::new(py, v)?,
-            Column::Str(v) => PyList::new(py, v)?,
-            // One Python string per distinct value, shared by its rows.
+        let column: Bound<'py, PyTuple> = match col {
+            Column::F64(v) => ("f64", raw(py, v, f64::to_ne_bytes)).into_pyobject(py)?,
+            Column::U64(v) => ("u64", raw(py, v, u64::to_ne_bytes)).into_pyobject(py)?,
+            Column::I64(v) => ("i64", raw(py, v, i64::to_ne_bytes)).into_pyobject(py)?,
+            Column::Bool(v) => (
+                "bool",
+                PyBytes::new(py, &v.iter().map(|&b| u8::from(b)).collect::<Vec<_>>()),
+            )
+                .into_pyobject(py)?,
+            Column::OptF64(v) => (
+                "opt_f64",
+                raw(py, v, |x| x.unwrap_or(0.0).to_ne_bytes()),
+                mask(v.iter().map(Option::is_some).collect()),
+            )
+                .into_pyobject(py)?,
+            Column::OptU64(v) => (
+                "opt_u64",
+                raw(py, v, |x| x.unwrap_or(0).to_ne_bytes()),
+                mask(v.iter().map(Option::is_some).collect()),
+            )
+                .into_pyobject(py)?,
+            Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?,
+            // Each distinct value once, and a code per row.
             Column::Cat { values, codes } => {
-                let mut strings: Vec<Option<Bound<'py, PyString>>> = vec![None; values.len()];
-                let mut string = |c: u32| {
-                    strings[c as usize]
-                        .get_or_insert_with(|| PyString::new(py, &values[c as usize]))
-                        .clone()
-                };
-                PyList::new(py, codes.iter().map(|&c| string(c)))?
+                let codes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
+                (
+                    "cat",
+                    PyList::new(py, values.iter())?,
+                    PyBytes::new(py, &codes),
+                )
+                    .into_pyobject(py)?
             }
-            Column::Bool(v) => PyList::new(py, v)?,
-            Column::OptF64(v) => PyList::new(py, v)?,
-            Column::OptU64(v) => PyList::new(py, v)?,
         };
-        d.set_item(name, list)?;
+        d.set_item(name, column)?;
     }
     Ok(d)
 }
