@@ -75,6 +75,9 @@ pub struct EventQueue {
     cursor: u64,
     /// Events beyond the wheel's horizon.
     far: BinaryHeap<Reverse<FarEntry>>,
+    /// The slot of the earliest far event (`u64::MAX` if none), so that a
+    /// turn of the wheel need not read the heap to know it has nothing due.
+    far_slot: u64,
     on_wheel: usize,
     scheduled: u64,
 }
@@ -88,6 +91,7 @@ impl Default for EventQueue {
             current: Vec::new(),
             cursor: 0,
             far: BinaryHeap::new(),
+            far_slot: u64::MAX,
             on_wheel: 0,
             scheduled: 0,
         }
@@ -108,6 +112,7 @@ impl EventQueue {
             self.put_on_wheel(slot, Entry { time, event });
         } else {
             self.far.push(Reverse((time, self.scheduled, event)));
+            self.far_slot = self.far_slot.min(slot);
         }
     }
 
@@ -149,16 +154,18 @@ impl EventQueue {
             if self.on_wheel == 0 {
                 // Nothing near: jump to the earliest far event's slot. It,
                 // and any other far event of that slot, land in `current`.
-                let Some(&Reverse((time, _, _))) = self.far.peek() else {
+                if self.far.is_empty() {
                     return false;
-                };
-                self.cursor = time >> SLOT_BITS;
+                }
+                self.cursor = self.far_slot;
                 self.pull_far();
                 return true;
             }
             let next = self.next_occupied();
             self.cursor = next;
-            self.pull_far();
+            if self.far_slot - next < SLOTS as u64 {
+                self.pull_far();
+            }
             let i = (next & MASK) as usize;
             self.occupied[i >> 6] &= !(1 << (i & 63));
             let bag = std::mem::take(&mut self.slots[i]);
@@ -196,10 +203,13 @@ impl EventQueue {
 
     /// Move far events that now fall within the horizon onto the wheel (or
     /// into `current` if they belong to the cursor's slot).
+    #[inline(never)]
     fn pull_far(&mut self) {
+        self.far_slot = u64::MAX;
         while let Some(&Reverse((time, _, event))) = self.far.peek() {
             let slot = time >> SLOT_BITS;
             if slot - self.cursor >= SLOTS as u64 {
+                self.far_slot = slot;
                 break;
             }
             self.far.pop();
