@@ -455,12 +455,10 @@ impl TcpReceiver {
         self.ece |= ce;
         let first = self.next_expected;
         let in_order = pkt.seq == self.next_expected;
-        if in_order && self.above.is_empty() {
-            // The common case, without growing and draining the buffer.
-            self.next_expected += 1;
-        } else if pkt.seq >= self.next_expected {
+        if pkt.seq >= self.next_expected {
             let idx = (pkt.seq - self.next_expected) as usize;
             match &mut self.above {
+                // In order with no hole: the common case, no map at all.
                 None if idx == 0 => self.next_expected += 1,
                 above => {
                     let map = above.get_or_insert_with(Default::default);
