@@ -21,6 +21,27 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "dumbbell.toml"
 
 
+def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
+    """A table in the core's hand-over form (``crates/py``): numbers as bytes in
+    native order, optional ones with a presence mask, text as lists."""
+    import numpy as np
+
+    def column(values: list) -> tuple:
+        known = [v for v in values if v is not None]
+        if all(isinstance(v, str) for v in known) and known:
+            return ("str", values)
+        if all(isinstance(v, bool) for v in known) and known:
+            return ("bool", np.array(values, dtype=np.bool_).tobytes())
+        kind = "u64" if all(isinstance(v, int) for v in known) else "f64"
+        dtype = np.uint64 if kind == "u64" else np.float64
+        data = np.array([0 if v is None else v for v in values], dtype=dtype).tobytes()
+        if len(known) == len(values):
+            return (kind, data)
+        return ("opt_" + kind, data, np.array([v is not None for v in values], dtype=np.bool_).tobytes())
+
+    return {name: column(values) for name, values in columns.items()}
+
+
 def fake_run(scenario_json, progress=None):
     """Deterministic results shaped like ``_core.run``'s; wall time varies per call."""
     import numpy as np
@@ -71,7 +92,7 @@ def fake_run(scenario_json, progress=None):
             "conservation_ok": True,
             "nan_metric": float("nan"),
         },
-        "flows": {
+        "flows": as_core_table({
             "flow_id": list(range(len(flows))),
             "group": [f["group"] for f in flows],
             "kind": [f["kind"] for f in flows],
@@ -79,16 +100,16 @@ def fake_run(scenario_json, progress=None):
             "dst": [names[f["route"]["dst"]] for f in flows],
             "throughput_bps": thr.tolist(),
             "completion_time_s": [None] * len(flows),
-        },
-        "queues": {
+        }),
+        "queues": as_core_table({
             "link": [link["name"] for link in s["links"]],
             "qdisc": [link["qdisc"]["kind"] for link in s["links"]],
             "utilization": [0.97] * len(s["links"]),
             "loss_rate": [0.01] * len(s["links"]),
             "mean_delay_s": [0.02] * len(s["links"]),
-        },
-        "timeseries": ts,
-        "histograms": {"link": ["bottleneck"] * 3, "bin_low_s": [0.0, 0.01, 0.02], "count": [5, 3, 1]},
+        }),
+        "timeseries": as_core_table(ts),
+        "histograms": as_core_table({"link": ["bottleneck"] * 3, "bin_low_s": [0.0, 0.01, 0.02], "count": [5, 3, 1]}),
     }
 
 
@@ -220,3 +241,25 @@ def test_cli_main_turns_user_errors_into_exit_2(fake_core, capsys):
         main(["run", str(DUMBBELL), "--seed", "666", "--quiet"])
     assert e.value.code == 2
     assert "links[0].rate_bps" in capsys.readouterr().err
+
+
+def test_core_columns_decode_to_the_types_the_files_have_always_held():
+    import numpy as np
+
+    from aqmlab.results import _frame
+
+    codes = np.array([1, 0, 1], dtype=np.uint32).tobytes()
+    frame = _frame({
+        **as_core_table({"count": [3, 2**40, 0], "rate": [0.5, float("nan"), 2.0], "on": [True, False, True]}),
+        "size": as_core_table({"size": [1000, None, 7]})["size"],
+        "never": as_core_table({"never": [None, None, None]})["never"],
+        "kind": ("cat", ["tcp", "udp"], codes),
+    })
+    assert dict(zip(frame.columns, map(str, frame.dtypes))) == {
+        "count": "Int64", "rate": "Float64", "on": "Boolean", "size": "Int64", "never": "Null", "kind": "String",
+    }
+    assert frame["count"].to_list() == [3, 2**40, 0]
+    assert frame["size"].to_list() == [1000, None, 7]
+    assert frame["kind"].to_list() == ["udp", "tcp", "udp"]
+    assert np.isnan(frame["rate"][1]) and frame["rate"].null_count() == 0  # NaN is a value, not a missing one
+    assert _frame({"empty": ("f64", b"")})["empty"].dtype == pl.Null
