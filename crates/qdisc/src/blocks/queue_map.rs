@@ -48,10 +48,55 @@ impl Hasher for KeyHasher {
 /// A map keyed by flow key with the fast hasher.
 pub type FlowMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
+/// Queue numbers of the flows seen so far, in order of first sight. Small
+/// keys (a simulator's flow ids: 0, 1, 2, ...) index a table directly; other
+/// keys (hashes of real packets' 5-tuples) go through a hash map.
+#[derive(Clone, Debug, Default)]
+pub struct FlowIds {
+    dense: Vec<u32>,
+    sparse: FlowMap<u32>,
+    count: u32,
+}
+
+impl FlowIds {
+    /// Keys below this index the table (4 bytes each, grown as keys come).
+    const DENSE: u64 = 1 << 22;
+    const UNSEEN: u32 = u32::MAX;
+
+    /// The queue of flow `key`, a new one (the next number) if it is new.
+    #[inline]
+    pub fn id(&mut self, key: u64) -> u32 {
+        let next = self.count;
+        let id = if key < Self::DENSE {
+            let i = key as usize;
+            if i >= self.dense.len() {
+                self.dense.resize((i + 1).next_power_of_two(), Self::UNSEEN);
+            }
+            let slot = &mut self.dense[i];
+            if *slot == Self::UNSEEN {
+                *slot = next;
+            }
+            *slot
+        } else {
+            *self.sparse.entry(key).or_insert(next)
+        };
+        self.count += (id == next) as u32;
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum QueueMap {
     /// One queue per flow, allocated on first sight.
-    PerFlow(FlowMap<u32>),
+    PerFlow(FlowIds),
     /// `count` queues, flows hashed.
     Hash { hash: HashFamily, count: usize },
     /// `count` queues, `flow_key mod count`.
@@ -62,7 +107,7 @@ pub enum QueueMap {
 
 impl QueueMap {
     pub fn per_flow() -> Self {
-        QueueMap::PerFlow(FlowMap::default())
+        QueueMap::PerFlow(FlowIds::default())
     }
 
     pub fn hashed(count: usize, seed: u64) -> Self {
@@ -86,10 +131,7 @@ impl QueueMap {
     #[inline]
     pub fn classify(&mut self, key: u64) -> usize {
         match self {
-            QueueMap::PerFlow(m) => {
-                let next = m.len() as u32;
-                *m.entry(key).or_insert(next) as usize
-            }
+            QueueMap::PerFlow(ids) => ids.id(key) as usize,
             QueueMap::Hash { hash, count } => hash.bucket(0, key, *count),
             QueueMap::Modulo { count } => (key % *count as u64) as usize,
             QueueMap::Bloom(b) => b.classify(key),
@@ -152,5 +194,29 @@ impl FlowWeights {
 impl Default for FlowWeights {
     fn default() -> Self {
         Self::new([], 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flows_get_queues_in_order_of_first_sight_whatever_their_keys() {
+        let mut ids = FlowIds::default();
+        let keys = [
+            7,
+            1 << 40,
+            0,
+            7,
+            FlowIds::DENSE,
+            3,
+            1 << 40,
+            FlowIds::DENSE - 1,
+            0,
+        ];
+        let got: Vec<u32> = keys.iter().map(|&k| ids.id(k)).collect();
+        assert_eq!(got, [0, 1, 2, 0, 3, 4, 1, 5, 2]);
+        assert_eq!(ids.len(), 6);
     }
 }
