@@ -2,13 +2,16 @@
 //! in the order they were scheduled, so a run is exactly repeatable.
 //!
 //! A calendar queue (Brown 1988) in its timing-wheel form: 2^13 slots of
-//! 8192 ns cover the next 67 ms, where nearly every packet event falls;
-//! later events (retransmission timers, flow starts) wait in a binary heap
-//! and move onto the wheel as it turns. A slot is an unordered list, pushed
-//! at its head (one cache line touched besides the new node), and sorted
-//! by time alone when the wheel reaches it (`advance` says why that keeps
-//! ties in scheduling order); a bitmap of non-empty slots lets sparse runs
-//! skip idle time. Push and pop are O(1) amortized instead of O(log n).
+//! 8192 ns cover the next 67 ms, where nearly every packet event falls. A
+//! slot is an unordered list, pushed at its head (one cache line touched
+//! besides the new node), and sorted by time alone when the wheel reaches it
+//! (`advance` says why that keeps ties in scheduling order); a bitmap of
+//! non-empty slots lets sparse runs skip idle time. Later events
+//! (retransmission timers, flow starts) wait on a second wheel of 2^13
+//! coarse slots of 2.1 ms (17 s) in scheduling order, and each coarse slot
+//! is spread onto the fine wheel just before anything can be scheduled into
+//! it directly; only events beyond 17 s wait in a binary heap. Push and pop
+//! are O(1) amortized instead of O(log n).
 //! The slot width was chosen by measurement (docs/performance.md): 1, 2 and
 //! 4 µs slots cost more instructions on the 1,000-flow dumbbell and were no
 //! faster.
@@ -16,7 +19,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::pool::{Bag, Pool};
+use crate::pool::{Bag, List, Pool};
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
@@ -44,7 +47,7 @@ pub enum Event {
     Sample,
 }
 
-/// An event on the wheel. It needs no sequence number: a slot's events are
+/// An event on a wheel. It needs no sequence number: a slot's events are
 /// kept in the order they were scheduled (16 bytes instead of 24).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -52,14 +55,33 @@ struct Entry {
     event: Event,
 }
 
-/// An event beyond the horizon: (time, scheduling order, event), so that
+/// An event beyond both wheels: (time, scheduling order, event), so that
 /// the heap gives ties in the order they were scheduled.
 type FarEntry = (Time, u64, Event);
 
 const SLOT_BITS: u32 = 13; // 8192 ns per slot
 const WHEEL_BITS: u32 = 13; // 8192 slots: a 67 ms horizon
-const SLOTS: usize = 1 << WHEEL_BITS;
-const MASK: u64 = SLOTS as u64 - 1;
+const SLOTS: u64 = 1 << WHEEL_BITS;
+const MASK: u64 = SLOTS - 1;
+const SPAN_BITS: u32 = 8; // a coarse slot spans 256 slots (2.1 ms)
+const SPAN: u64 = 1 << SPAN_BITS;
+const COARSE_SHIFT: u32 = SLOT_BITS + SPAN_BITS;
+const COARSE_BITS: u32 = 13; // 8192 coarse slots: a 17 s horizon
+const COARSE_SLOTS: u64 = 1 << COARSE_BITS;
+
+/// The last coarse slot spread onto the fine wheel when the cursor is at
+/// slot `cursor`: the fine wheel takes a coarse slot once the first of its
+/// slots is less than `SLOTS - SPAN` ahead, so that all of it fits.
+#[inline(always)]
+fn opened(cursor: u64) -> u64 {
+    (cursor + SLOTS - SPAN - 1) >> SPAN_BITS
+}
+
+/// The first cursor at which coarse slot `c` is open (the inverse of
+/// `opened`).
+fn opening(c: u64) -> u64 {
+    ((c + 1) << SPAN_BITS) + 1 - SLOTS
+}
 
 pub struct EventQueue {
     /// Unsorted events per slot; slot `k` holds times in
@@ -73,11 +95,21 @@ pub struct EventQueue {
     current: Vec<Entry>,
     /// Absolute slot number (time >> SLOT_BITS) of `current`.
     cursor: u64,
-    /// Events beyond the wheel's horizon.
+    /// `opened(cursor)`: coarse slots up to it are on the fine wheel.
+    open: u64,
+    /// Coarse slots `open + 1 ..= open + COARSE_SLOTS` (modulo the wheel),
+    /// each in scheduling order, in the same pool.
+    coarse: Vec<List>,
+    coarse_occupied: Vec<u64>,
+    /// The earliest non-empty coarse slot (`u64::MAX` if none).
+    coarse_first: u64,
+    on_coarse: usize,
+    /// Events beyond the coarse wheel's horizon.
     far: BinaryHeap<Reverse<FarEntry>>,
-    /// The slot of the earliest far event (`u64::MAX` if none), so that a
-    /// turn of the wheel need not read the heap to know it has nothing due.
-    far_slot: u64,
+    /// The coarse slot of the earliest far event (`u64::MAX` if none), so
+    /// that a turn of the wheel need not read the heap to know it has
+    /// nothing due.
+    far_coarse: u64,
     on_wheel: usize,
     scheduled: u64,
 }
@@ -85,13 +117,18 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         Self {
-            slots: vec![Bag::default(); SLOTS],
+            slots: vec![Bag::default(); SLOTS as usize],
             pool: Pool::default(),
-            occupied: vec![0; SLOTS / 64],
+            occupied: vec![0; SLOTS as usize / 64],
             current: Vec::new(),
             cursor: 0,
+            open: opened(0),
+            coarse: vec![List::default(); COARSE_SLOTS as usize],
+            coarse_occupied: vec![0; COARSE_SLOTS as usize / 64],
+            coarse_first: u64::MAX,
+            on_coarse: 0,
             far: BinaryHeap::new(),
-            far_slot: u64::MAX,
+            far_coarse: u64::MAX,
             on_wheel: 0,
             scheduled: 0,
         }
@@ -104,15 +141,41 @@ impl EventQueue {
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.scheduled += 1;
+        debug_assert!(
+            time >> SLOT_BITS >= self.cursor,
+            "event scheduled in the past"
+        );
+        self.place(time, event);
+    }
+
+    /// Into the slot being drained, onto the fine wheel if its coarse slot
+    /// is open, or further.
+    #[inline(always)]
+    fn place(&mut self, time: Time, event: Event) {
         let slot = time >> SLOT_BITS;
-        debug_assert!(slot >= self.cursor, "event scheduled in the past");
         if slot == self.cursor {
             self.insert_current(Entry { time, event });
-        } else if slot - self.cursor < SLOTS as u64 {
+        } else if time >> COARSE_SHIFT <= self.open {
             self.put_on_wheel(slot, Entry { time, event });
         } else {
+            self.place_later(time, event);
+        }
+    }
+
+    /// Onto the coarse wheel if within its horizon, else into the heap.
+    #[inline(never)]
+    fn place_later(&mut self, time: Time, event: Event) {
+        let c = time >> COARSE_SHIFT;
+        if c <= self.open + COARSE_SLOTS {
+            let i = (c & (COARSE_SLOTS - 1)) as usize;
+            self.pool
+                .push_back(&mut self.coarse[i], Entry { time, event });
+            self.coarse_occupied[i >> 6] |= 1 << (i & 63);
+            self.coarse_first = self.coarse_first.min(c);
+            self.on_coarse += 1;
+        } else {
             self.far.push(Reverse((time, self.scheduled, event)));
-            self.far_slot = self.far_slot.min(slot);
+            self.far_coarse = self.far_coarse.min(c);
         }
     }
 
@@ -159,73 +222,98 @@ impl EventQueue {
     /// Turn the wheel to the next non-empty slot and sort it into `current`.
     fn advance(&mut self) -> bool {
         loop {
-            if self.on_wheel == 0 {
-                // Nothing near: jump to the earliest far event's slot. It,
-                // and any other far event of that slot, land in `current`.
-                if self.far.is_empty() {
-                    return false;
+            let next = (self.on_wheel > 0).then(|| next_set(&self.occupied, self.cursor));
+            // A coarse slot opens before the wheel passes its opening (and
+            // lands after it: the slot at the opening is drained next).
+            if self.on_coarse > 0 {
+                let at = opening(self.coarse_first);
+                if next.is_none_or(|n| at <= n) {
+                    self.move_to(at);
+                    if next != Some(at) {
+                        continue;
+                    }
                 }
-                self.cursor = self.far_slot;
-                self.pull_far();
+            }
+            let Some(next) = next else {
+                // Nothing on the wheels: jump to the earliest far event's
+                // slot. It, and any other far event of that slot, land in
+                // `current`.
+                let Some(&Reverse((time, _, _))) = self.far.peek() else {
+                    return false;
+                };
+                self.move_to(time >> SLOT_BITS);
                 return true;
-            }
-            let next = self.next_occupied();
-            self.cursor = next;
-            if self.far_slot - next < SLOTS as u64 {
-                self.pull_far();
-            }
+            };
+            self.move_to(next);
             let i = (next & MASK) as usize;
             self.occupied[i >> 6] &= !(1 << (i & 63));
             let bag = std::mem::take(&mut self.slots[i]);
             self.on_wheel -= self.pool.take_all(bag, &mut self.current);
             if !self.current.is_empty() {
-                // A bag gives its events latest scheduled first. Far events
-                // reach a slot before any is scheduled into it directly
-                // (it was beyond the horizon until the wheel turned), and in
-                // heap order, so the scheduling order of events at one time
-                // is kept in reverse, and a stable sort by time alone
-                // orders them exactly as (time, order) would.
+                // A bag gives its events latest put first. Events reach a
+                // slot in scheduling order: moved from the coarse wheel (in
+                // the order they were scheduled there, after those from the
+                // heap, in heap order) before the slot's coarse slot opens
+                // to direct scheduling. So the scheduling order of events at
+                // one time is kept in reverse, and a stable sort by time
+                // alone orders them exactly as (time, order) would.
                 self.current.sort_by_key(|e| Reverse(e.time));
                 return true;
             }
         }
     }
 
-    /// The absolute number of the next occupied slot after `cursor`.
-    fn next_occupied(&self) -> u64 {
-        let start = ((self.cursor + 1) & MASK) as usize;
-        let words = self.occupied.len();
-        let mut w = start >> 6;
-        let mut bits = self.occupied[w] & (!0u64 << (start & 63));
-        for _ in 0..=words {
-            if bits != 0 {
-                let i = (w << 6) + bits.trailing_zeros() as usize;
-                let offset = (i as u64).wrapping_sub(start as u64) & MASK;
-                return self.cursor + 1 + offset;
-            }
-            w = (w + 1) % words;
-            bits = self.occupied[w];
+    /// Set the cursor (the wheel is empty up to `cursor`), spread the coarse
+    /// slot that opens there, if any, and then (as they may fall in the
+    /// same coarse wheel position) bring the far events now within the
+    /// coarse horizon onto the wheels.
+    fn move_to(&mut self, cursor: u64) {
+        self.cursor = cursor;
+        self.open = opened(cursor);
+        if self.coarse_first <= self.open {
+            self.open_coarse();
         }
-        unreachable!("on_wheel > 0 but no slot is occupied")
+        if self.far_coarse <= self.open + COARSE_SLOTS {
+            self.pull_far();
+        }
     }
 
-    /// Move far events that now fall within the horizon onto the wheel (or
-    /// into `current` if they belong to the cursor's slot).
+    /// Spread the earliest coarse slot, which just opened, onto the fine
+    /// wheel, keeping its scheduling order.
+    fn open_coarse(&mut self) {
+        let c = self.coarse_first;
+        debug_assert_eq!(c, self.open);
+        let i = (c & (COARSE_SLOTS - 1)) as usize;
+        self.coarse_occupied[i >> 6] &= !(1 << (i & 63));
+        let list = std::mem::take(&mut self.coarse[i]);
+        self.on_coarse -= list.len();
+        self.on_wheel += list.len();
+        let occupied = &mut self.occupied;
+        self.pool.scatter(list, &mut self.slots, |e| {
+            let j = ((e.time >> SLOT_BITS) & MASK) as usize;
+            occupied[j >> 6] |= 1 << (j & 63);
+            j
+        });
+        self.coarse_first = if self.on_coarse > 0 {
+            next_set(&self.coarse_occupied, c)
+        } else {
+            u64::MAX
+        };
+    }
+
+    /// Move far events that now fall within the coarse horizon onto the
+    /// wheels (or into `current` if they belong to the cursor's slot).
     #[inline(never)]
     fn pull_far(&mut self) {
-        self.far_slot = u64::MAX;
+        self.far_coarse = u64::MAX;
         while let Some(&Reverse((time, _, event))) = self.far.peek() {
-            let slot = time >> SLOT_BITS;
-            if slot - self.cursor >= SLOTS as u64 {
-                self.far_slot = slot;
+            let c = time >> COARSE_SHIFT;
+            if c > self.open + COARSE_SLOTS {
+                self.far_coarse = c;
                 break;
             }
             self.far.pop();
-            if slot == self.cursor {
-                self.insert_current(Entry { time, event });
-            } else {
-                self.put_on_wheel(slot, Entry { time, event });
-            }
+            self.place(time, event);
         }
     }
 
@@ -234,12 +322,33 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.current.len() + self.on_wheel + self.far.len()
+        self.current.len() + self.on_wheel + self.on_coarse + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The absolute number of the first set bit after `after` in a wheel's
+/// bitmap (one bit per slot, slot `k` at bit `k` modulo the wheel), which
+/// must have one.
+fn next_set(bitmap: &[u64], after: u64) -> u64 {
+    let mask = (bitmap.len() * 64 - 1) as u64;
+    let start = ((after + 1) & mask) as usize;
+    let words = bitmap.len();
+    let mut w = start >> 6;
+    let mut bits = bitmap[w] & (!0u64 << (start & 63));
+    for _ in 0..=words {
+        if bits != 0 {
+            let i = (w << 6) + bits.trailing_zeros() as usize;
+            let offset = (i as u64).wrapping_sub(start as u64) & mask;
+            return after + 1 + offset;
+        }
+        w = (w + 1) % words;
+        bits = bitmap[w];
+    }
+    unreachable!("a wheel with events but no slot occupied")
 }
 
 #[cfg(test)]
@@ -270,6 +379,31 @@ mod tests {
     #[test]
     fn matches_a_binary_heap_with_ties() {
         compare_with_heap(5, &[(1, 0), (4, 60_000_000), (2, 200_000_000)], 1_000_000);
+    }
+
+    /// Beyond the coarse wheel's 17 s: events move from the heap to the
+    /// coarse wheel, or straight to the fine one when the list jumps, with
+    /// ties among all three (times on a 1 ms grid).
+    #[test]
+    fn matches_a_binary_heap_beyond_the_coarse_wheel() {
+        compare_with_heap(
+            6,
+            &[
+                (3, 0),
+                (2, 30_000_000),
+                (2, 1_000_000_000),
+                (1, 40_000_000_000),
+            ],
+            1_000_000,
+        );
+    }
+
+    /// Times on the coarse slots' 2.1 ms grid, around the fine wheel's
+    /// horizon, so that coarse slots open just as events are scheduled into
+    /// them and each is one run of ties.
+    #[test]
+    fn matches_a_binary_heap_at_coarse_slot_edges() {
+        compare_with_heap(7, &[(2, 0), (1, 20_000_000), (4, 80_000_000)], 1 << 21);
     }
 
     /// Drive both with random delays: `mix` is (weight, max delay in ns),

@@ -156,6 +156,17 @@ impl<T: Copy> Pool<T> {
         n
     }
 
+    /// Move every item of `list`, in order, to the head of the bag
+    /// `bags[index(item)]`, relinking its node: nothing is copied or freed.
+    pub fn scatter(&mut self, list: List, bags: &mut [Bag], mut index: impl FnMut(&T) -> usize) {
+        let mut i = list.head;
+        while i != NIL {
+            let node = &mut self.nodes[i as usize];
+            let bag = &mut bags[index(&node.item)];
+            (i, node.next, bag.head) = (node.next, bag.head, i);
+        }
+    }
+
     /// Items alive in all lists.
     pub fn live(&self) -> usize {
         self.live
@@ -210,5 +221,22 @@ mod tests {
         assert_eq!(pool.take_all(bag, &mut out), 4);
         assert_eq!(pool.take_all(Bag::default(), &mut out), 0);
         assert_eq!(pool.pop_front(&mut list), Some(10));
+    }
+
+    #[test]
+    fn scatter_moves_a_list_into_bags_in_order() {
+        let mut pool = Pool::default();
+        let mut list = List::default();
+        for i in 0..6 {
+            pool.push_back(&mut list, i);
+        }
+        let mut bags = [Bag::default(); 2];
+        pool.scatter(list, &mut bags, |&i| i % 2);
+        assert_eq!((pool.live(), pool.capacity()), (6, 6));
+        let mut out = Vec::new();
+        pool.take_all(bags[0], &mut out);
+        pool.take_all(bags[1], &mut out);
+        // A bag gives the last put first.
+        assert_eq!(out, vec![4, 2, 0, 5, 3, 1]);
     }
 }
