@@ -11,58 +11,63 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 /// A column's values as raw bytes in native order, for `numpy.frombuffer`:
 /// 8 bytes a number where a Python list would hold a 32-byte object each.
-fn raw<'py, T: Copy>(
+/// Written straight into the Python object, with no copy in between.
+fn raw<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     values: &[T],
-    bytes_of: impl Fn(T) -> [u8; 8],
-) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * 8);
-    for &v in values {
-        out.extend_from_slice(&bytes_of(v));
-    }
-    PyBytes::new(py, &out)
+    bytes_of: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * N, |out| {
+        for (chunk, &v) in out.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&bytes_of(v));
+        }
+        Ok(())
+    })
+}
+
+/// Flags as one byte each (`numpy.bool_`).
+fn flags<'py>(
+    py: Python<'py>,
+    values: impl ExactSizeIterator<Item = bool>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len(), |out| {
+        for (byte, flag) in out.iter_mut().zip(values) {
+            *byte = u8::from(flag);
+        }
+        Ok(())
+    })
 }
 
 /// A table as `{name: (kind, payload...)}`; `aqmlab.results` makes the
 /// polars columns. Numbers travel as bytes, text as lists of strings.
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let mask = |present: Vec<bool>| {
-        PyBytes::new(py, &present.into_iter().map(u8::from).collect::<Vec<_>>())
-    };
     for (name, col) in &t.columns {
         let column: Bound<'py, PyTuple> = match col {
-            Column::F64(v) => ("f64", raw(py, v, f64::to_ne_bytes)).into_pyobject(py)?,
-            Column::U64(v) => ("u64", raw(py, v, u64::to_ne_bytes)).into_pyobject(py)?,
-            Column::I64(v) => ("i64", raw(py, v, i64::to_ne_bytes)).into_pyobject(py)?,
-            Column::Bool(v) => (
-                "bool",
-                PyBytes::new(py, &v.iter().map(|&b| u8::from(b)).collect::<Vec<_>>()),
-            )
-                .into_pyobject(py)?,
+            Column::F64(v) => ("f64", raw(py, v, f64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::U64(v) => ("u64", raw(py, v, u64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::I64(v) => ("i64", raw(py, v, i64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::Bool(v) => ("bool", flags(py, v.iter().copied())?).into_pyobject(py)?,
             Column::OptF64(v) => (
                 "opt_f64",
-                raw(py, v, |x| x.unwrap_or(0.0).to_ne_bytes()),
-                mask(v.iter().map(Option::is_some).collect()),
+                raw(py, v, |x| x.unwrap_or(0.0).to_ne_bytes())?,
+                flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
             Column::OptU64(v) => (
                 "opt_u64",
-                raw(py, v, |x| x.unwrap_or(0).to_ne_bytes()),
-                mask(v.iter().map(Option::is_some).collect()),
+                raw(py, v, |x| x.unwrap_or(0).to_ne_bytes())?,
+                flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
             Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?,
             // Each distinct value once, and a code per row.
-            Column::Cat { values, codes } => {
-                let codes: Vec<u8> = codes.iter().flat_map(|c| c.to_ne_bytes()).collect();
-                (
-                    "cat",
-                    PyList::new(py, values.iter())?,
-                    PyBytes::new(py, &codes),
-                )
-                    .into_pyobject(py)?
-            }
+            Column::Cat { values, codes } => (
+                "cat",
+                PyList::new(py, values.iter())?,
+                raw(py, codes, u32::to_ne_bytes)?,
+            )
+                .into_pyobject(py)?,
         };
         d.set_item(name, column)?;
     }
