@@ -243,7 +243,7 @@ def test_cli_main_turns_user_errors_into_exit_2(fake_core, capsys):
     assert "links[0].rate_bps" in capsys.readouterr().err
 
 
-def test_core_columns_decode_to_the_types_the_files_have_always_held():
+def test_core_columns_decode_to_their_kinds_types_whatever_the_values():
     import numpy as np
 
     from aqmlab.results import _frame
@@ -256,10 +256,13 @@ def test_core_columns_decode_to_the_types_the_files_have_always_held():
         "kind": ("cat", ["tcp", "udp"], codes),
     })
     assert dict(zip(frame.columns, map(str, frame.dtypes))) == {
-        "count": "Int64", "rate": "Float64", "on": "Boolean", "size": "Int64", "never": "Null", "kind": "String",
+        "count": "Int64", "rate": "Float64", "on": "Boolean", "size": "Int64", "never": "Int64", "kind": "String",
     }
     assert frame["count"].to_list() == [3, 2**40, 0]
     assert frame["size"].to_list() == [1000, None, 7]
     assert frame["kind"].to_list() == ["udp", "tcp", "udp"]
     assert np.isnan(frame["rate"][1]) and frame["rate"].null_count() == 0  # NaN is a value, not a missing one
-    assert _frame({"empty": ("f64", b"")})["empty"].dtype == pl.Null
+    assert frame["never"].null_count() == 3
+    # No rows, or no value in any row: the schema is still the kind's.
+    assert _frame({"empty": ("f64", b"")})["empty"].dtype == pl.Float64
+    assert _frame({"empty": ("str", [])})["empty"].dtype == pl.String

@@ -63,10 +63,10 @@ def _column(name: str, column: tuple[Any, ...]) -> pl.Series:
     """One column as the core hands it over: numbers as bytes in native order
     (8 bytes a value, read by numpy without a copy, where a Python list holds
     a 32-byte object each), text as a list of strings, categories as their
-    values and a code per row. A column with no value at all (empty, or all
-    missing) is of polars' Null type, as the result files have always held it.
-    Only numpy does the indexing: polars' own gather and scatter start its
-    thread pool, 8 MB the first time."""
+    values and a code per row. Every column has its kind's type, also when it
+    holds no value at all (no rows, or every value missing), so that a table's
+    schema does not depend on the run. Only numpy does the indexing: polars'
+    own gather and scatter start its thread pool, 8 MB the first time."""
     kind, payload, *rest = column
     if kind == "str":
         values = np.array(payload, dtype=object)
@@ -77,8 +77,6 @@ def _column(name: str, column: tuple[Any, ...]) -> pl.Series:
         if kind.startswith("opt_"):
             present = np.frombuffer(rest[0], dtype=np.bool_)
             values = [v if p else None for v, p in zip(values.tolist(), present.tolist())]
-    if len(values) == 0 or (kind.startswith("opt_") and not present.any()):
-        return pl.Series(name, [None] * len(values))
     return pl.Series(name, values, dtype=_POLARS[kind.removeprefix("opt_")])
 
 
