@@ -1,5 +1,6 @@
 //! Result tables and the small accumulators behind them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::names::Names;
@@ -48,7 +49,7 @@ impl Table {
     }
 
     /// A column of strings, stored plainly or as categories.
-    pub fn strings(&self, name: &str) -> Vec<&str> {
+    pub fn strings(&self, name: &str) -> Vec<Cow<'_, str>> {
         match self.get(name) {
             Some(Column::Str(v)) => v.iter().collect(),
             Some(Column::Cat { values, codes }) => {

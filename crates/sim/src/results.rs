@@ -40,7 +40,7 @@ impl Results {
             .collect();
         sim.flows = Vec::new();
         let bottleneck = sim.links.iter().position(|l| l.is_monitored());
-        let bottleneck_name = bottleneck.map(|b| sim.link_names.get(b).to_string());
+        let bottleneck_name = bottleneck.map(|b| sim.link_names.get(b).into_owned());
         let timeseries = series_table(&mut sim);
         let histograms = histogram_table(&sim);
         let queues = queue_table(&mut sim, &nodes, window_s);
@@ -396,7 +396,7 @@ fn series_table(sim: &mut Simulation) -> Table {
     for (&e, &m) in s.entity.iter().zip(&s.metric) {
         match m {
             "queue_packets" | "queue_bytes" | "link_utilization" => {
-                entity.push(sim.link_names.get(e as usize))
+                entity.push(&sim.link_names.get(e as usize))
             }
             "cwnd" => entity.push(&e.to_string()),
             _ => entity.push(""),
@@ -419,7 +419,7 @@ fn histogram_table(sim: &Simulation) -> Table {
         for (i, &c) in delays.counts.iter().enumerate() {
             if c > 0 {
                 let (a, b) = DelayHistogram::bounds(i);
-                names.push(name);
+                names.push(&name);
                 lo.push(a);
                 hi.push(b);
                 count.push(c);

@@ -184,8 +184,7 @@ impl Simulation {
         // back as it goes, so that the specs and the arenas replacing them
         // are never both whole (a million flows: 2.5 GB of peak RSS).
         let mut specs = std::mem::take(&mut scenario.links);
-        let bytes = specs.iter().map(|l| l.name.len()).sum();
-        let mut link_names = Names::with_capacity(specs.len(), bytes);
+        let mut link_names = Names::with_capacity(specs.len());
         for l in &mut specs {
             link_names.push(&std::mem::take(&mut l.name));
         }
