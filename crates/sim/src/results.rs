@@ -132,6 +132,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
+        // A route runs from its flow's source to its destination (checked).
         let (forward, records) = (sim.routes.links(f.forward), &sim.link_records);
         src.push(records[forward[0] as usize].from);
         dst.push(records[forward[forward.len() - 1] as usize].to);
