@@ -60,7 +60,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
                 flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
-            Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?,
+            Column::Str(v) => ("str", PyList::new(py, v.iter())?).into_pyobject(py)?,
             // Each distinct value once, and a code per row.
             Column::Cat { values, codes } => (
                 "cat",

@@ -86,9 +86,8 @@ impl<P: Packet> Qdisc<P> {
         let mark = verdicts.checkpoint();
         each!(&mut self.discipline, d => d.enqueue(packet, now, verdicts));
         self.account(verdicts, mark);
-        let b = self.backlog();
-        self.stats.peak_packets = self.stats.peak_packets.max(b.packets);
-        self.stats.peak_bytes = self.stats.peak_bytes.max(b.bytes);
+        let packets = self.backlog().packets;
+        self.stats.peak_packets = self.stats.peak_packets.max(packets);
     }
 
     /// Let an arrival through when the discipline is an empty FIFO that
@@ -110,7 +109,6 @@ impl<P: Packet> Qdisc<P> {
         s.departures += 1;
         s.departure_bytes += bytes;
         s.peak_packets = s.peak_packets.max(1);
-        s.peak_bytes = s.peak_bytes.max(bytes);
         true
     }
 

@@ -40,9 +40,9 @@ pub struct QdiscStats {
     pub arrival_bytes: u64,
     pub departures: u64,
     pub departure_bytes: u64,
-    /// Largest backlog seen.
+    /// Largest backlog seen, in packets. (In bytes it was reported
+    /// nowhere, and took 8 bytes in every queue of a network.)
     pub peak_packets: u64,
-    pub peak_bytes: u64,
     /// Allocated at the first drop or mark: most queues (every access link
     /// of a dumbbell, one per flow) never drop or mark, and their 96 bytes
     /// were a tenth of a flow's memory.

@@ -286,14 +286,14 @@ impl EventQueue {
         let i = (c & (COARSE_SLOTS - 1)) as usize;
         self.coarse_occupied[i >> 6] &= !(1 << (i & 63));
         let list = std::mem::take(&mut self.coarse[i]);
-        self.on_coarse -= list.len();
-        self.on_wheel += list.len();
         let occupied = &mut self.occupied;
-        self.pool.scatter(list, &mut self.slots, |e| {
+        let n = self.pool.scatter(list, &mut self.slots, |e| {
             let j = ((e.time >> SLOT_BITS) & MASK) as usize;
             occupied[j >> 6] |= 1 << (j & 63);
             j
         });
+        self.on_coarse -= n;
+        self.on_wheel += n;
         self.coarse_first = if self.on_coarse > 0 {
             next_set(&self.coarse_occupied, c)
         } else {

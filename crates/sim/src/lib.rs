@@ -10,6 +10,7 @@
 pub mod check;
 pub mod events;
 pub mod metrics;
+pub mod names;
 pub mod network;
 pub mod packet;
 pub mod pool;
@@ -21,6 +22,7 @@ pub mod tcp;
 pub use aqmlab_qdisc::Time;
 pub use check::ScenarioError;
 pub use metrics::{Column, Scalar, Table};
+pub use names::Names;
 pub use results::Results;
 pub use scenario::Scenario;
 pub use sim::Simulation;

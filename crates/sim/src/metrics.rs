@@ -1,7 +1,9 @@
 //! Result tables and the small accumulators behind them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::names::Names;
 use crate::Time;
 
 /// One column of a result table.
@@ -10,12 +12,12 @@ pub enum Column {
     F64(Vec<f64>),
     U64(Vec<u64>),
     I64(Vec<i64>),
-    Str(Vec<String>),
+    Str(Names),
     /// Strings that repeat (node names, kinds, disciplines): each row an
     /// index into `values`, which columns may share, so a table with a row
     /// per link or flow holds no string of its own for them.
     Cat {
-        values: Arc<[String]>,
+        values: Arc<Names>,
         codes: Vec<u32>,
     },
     Bool(Vec<bool>),
@@ -47,11 +49,11 @@ impl Table {
     }
 
     /// A column of strings, stored plainly or as categories.
-    pub fn strings(&self, name: &str) -> Vec<&str> {
+    pub fn strings(&self, name: &str) -> Vec<Cow<'_, str>> {
         match self.get(name) {
-            Some(Column::Str(v)) => v.iter().map(String::as_str).collect(),
+            Some(Column::Str(v)) => v.iter().collect(),
             Some(Column::Cat { values, codes }) => {
-                codes.iter().map(|&c| values[c as usize].as_str()).collect()
+                codes.iter().map(|&c| values.get(c as usize)).collect()
             }
             _ => panic!("no string column {name}"),
         }

@@ -7,17 +7,18 @@ use aqmlab_qdisc::{Qdisc, QdiscStats};
 use crate::metrics::DelayHistogram;
 use crate::packet::SimPacket;
 use crate::pool::List;
-use crate::{MaybeTime, Time};
+use crate::scenario::Route;
+use crate::Time;
 
 /// The state the event loop touches for every packet. What only the
 /// results need lives apart, in [`LinkRecord`], to keep this in few cache
 /// lines.
 ///
-/// 128 bytes. Not `repr(align(64))`, though it would keep each link in two
-/// cache lines: the standard allocator cannot resize an over-aligned block
-/// in place, so freeing the arena a chunk at a time while the queue table
-/// is written (results.rs) copied all of it each time (1,000,000 flows: peak
-/// RSS 1.61 -> 2.04 GB).
+/// 112 bytes. Not `repr(align(64))`, though it would keep each link in
+/// whole cache lines: the standard allocator cannot resize an over-aligned
+/// block in place, so freeing the arena a chunk at a time while the queue
+/// table is written (results.rs) copied all of it each time (1,000,000
+/// flows: peak RSS 1.61 -> 2.04 GB).
 pub struct Link {
     /// Serialization time per byte, in ns as 32.32 fixed point.
     ns_per_byte: u64,
@@ -30,9 +31,9 @@ pub struct Link {
     /// Packets propagating, with their arrival time at the far end: a list
     /// in the simulation's shared pipe pool.
     pub pipe: List,
-    /// Time of the pending `QdiscWake` event, if any (lazily cancelled).
-    pub wake_at: MaybeTime,
-    pub monitor: bool,
+    /// Where its measurements are in `Simulation::monitors`, if it is
+    /// monitored (`NOT_MONITORED` if not).
+    monitor: u32,
     /// An express link: an unmonitored FIFO that every packet reaches from
     /// one and the same upstream link. Its arrivals come in that link's
     /// order, so a packet's passage through it is computed when it leaves
@@ -44,7 +45,8 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: bool) -> Self {
+    /// `monitor`: the index of its measurements, if it is monitored.
+    pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: Option<u32>) -> Self {
         Self {
             ns_per_byte: (((8_000_000_000u128) << 32) / rate_bps as u128) as u64,
             delay,
@@ -52,11 +54,21 @@ impl Link {
             busy_until: 0,
             tx_scheduled: false,
             pipe: List::default(),
-            wake_at: MaybeTime::NONE,
-            monitor,
+            monitor: monitor.unwrap_or(NOT_MONITORED),
             express: false,
             feeds_express: false,
         }
+    }
+
+    /// Where its measurements are in `Simulation::monitors`, if it is
+    /// monitored.
+    #[inline]
+    pub fn monitor(&self) -> Option<usize> {
+        (self.monitor != NOT_MONITORED).then_some(self.monitor as usize)
+    }
+
+    pub fn is_monitored(&self) -> bool {
+        self.monitor != NOT_MONITORED
     }
 
     /// Time to serialize `bytes` onto the link, rounded up to a nanosecond
@@ -67,18 +79,16 @@ impl Link {
     }
 }
 
-/// What the results need of a link, kept out of the hot path.
+const NOT_MONITORED: u32 = u32::MAX;
+
+/// What the results need of a link, kept out of the hot path. Its name is
+/// in `Simulation::link_names`, its counters at the opening of the window
+/// in `Simulation::at_warmup`, its measurements if it is monitored in
+/// `Simulation::monitors`: none of them in every link.
 pub struct LinkRecord {
     pub rate_bps: u64,
-    /// A `Box<str>`: 8 bytes less than a `String`, on every link.
-    pub name: Box<str>,
     pub from: u32,
     pub to: u32,
-    /// Counters when the measurement window opened.
-    pub at_warmup: WindowStart,
-    /// What only monitored links measure, boxed so that the many
-    /// unmonitored ones (every access link) do not carry it.
-    pub monitored: Option<Box<Monitored>>,
 }
 
 /// A monitored link's measurements beyond the counters every link keeps.
@@ -88,21 +98,6 @@ pub struct Monitored {
     pub delays: DelayHistogram,
     /// Departed bytes at the previous sample (per-interval utilization).
     pub departed_at_sample: u64,
-}
-
-impl LinkRecord {
-    /// The monitored part; only called for links with `monitor` set.
-    #[inline]
-    pub fn monitored(&mut self) -> &mut Monitored {
-        self.monitored
-            .as_deref_mut()
-            .expect("a monitored link has a monitor record")
-    }
-
-    /// Queueing delays measured (empty for an unmonitored link).
-    pub fn delays(&self) -> Option<&DelayHistogram> {
-        self.monitored.as_ref().map(|m| &m.delays)
-    }
 }
 
 /// A route: where its links start in the shared table. Packets carry it,
@@ -118,6 +113,14 @@ pub struct Routes {
 }
 
 impl Routes {
+    /// Room for `routes` both ways, exactly.
+    pub fn reserve_exact<'a>(&mut self, routes: impl Iterator<Item = &'a Route>) {
+        let links = routes
+            .map(|r| r.path.len() + r.reverse_path.len() + 2)
+            .sum();
+        self.links.reserve_exact(links);
+    }
+
     pub fn intern(&mut self, path: &[u32]) -> RouteRef {
         let start = self.links.len() as u32;
         self.links.extend_from_slice(path);
@@ -153,7 +156,7 @@ impl Routes {
 
 /// The counters a link's windowed figures subtract, taken when the
 /// measurement window opens.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WindowStart {
     pub arrivals: u64,
     pub drops: u64,
@@ -170,28 +173,116 @@ impl WindowStart {
     }
 }
 
+/// Every link's [`WindowStart`] in 12 bytes where it fits 32-bit counters
+/// (every access link: their counts are small when the window opens), and
+/// in full apart for the few links past 2^32 (a busy bottleneck's bytes).
+#[derive(Default)]
+pub struct WindowStarts {
+    narrow: Vec<[u32; 3]>,
+    /// By link, ascending.
+    wide: Vec<(u32, WindowStart)>,
+}
+
+/// A narrow entry that stands for "in `wide`".
+const WIDE: [u32; 3] = [u32::MAX; 3];
+
+impl WindowStarts {
+    /// Reserved when the simulation is built, so that its memory is
+    /// counted with the rest of a link's.
+    pub fn with_capacity(links: usize) -> Self {
+        Self {
+            narrow: Vec::with_capacity(links),
+            wide: Vec::new(),
+        }
+    }
+
+    /// The next link's counters.
+    pub fn push(&mut self, w: WindowStart) {
+        let narrow = [w.arrivals, w.drops, w.departure_bytes].map(u32::try_from);
+        match narrow {
+            [Ok(a), Ok(d), Ok(b)] if [a, d, b] != WIDE => self.narrow.push([a, d, b]),
+            _ => {
+                self.wide.push((self.narrow.len() as u32, w));
+                self.narrow.push(WIDE);
+            }
+        }
+    }
+
+    /// Link `l`'s counters; zero if the window never opened.
+    pub fn get(&self, l: usize) -> WindowStart {
+        match self.narrow.get(l) {
+            None => WindowStart::default(),
+            Some(&WIDE) => {
+                let i = self
+                    .wide
+                    .binary_search_by_key(&(l as u32), |&(link, _)| link)
+                    .expect("a wide entry for each WIDE mark");
+                self.wide[i].1
+            }
+            Some(&[arrivals, drops, departure_bytes]) => WindowStart {
+                arrivals: arrivals.into(),
+                drops: drops.into(),
+                departure_bytes: departure_bytes.into(),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::mem::size_of;
 
+    use super::{Link, LinkRecord, WindowStart, WindowStarts};
+    use crate::sim::{Flow, Transport};
+
     /// What a TCP flow of a dumbbell holds: its four links (access links
-    /// each way at both ends) and their records, the flow and its boxed TCP
-    /// state. A guard against growing it by accident; docs/performance.md
-    /// has the measured memory per flow.
+    /// each way at both ends), their records and counters at the opening of
+    /// the window, the flow and its boxed TCP state. A guard against
+    /// growing any of it by accident; docs/performance.md has the measured
+    /// memory per flow.
     #[test]
     fn a_dumbbell_flow_stays_small() {
-        let links = 4 * (size_of::<super::Link>() + size_of::<super::LinkRecord>());
-        let flow = size_of::<crate::sim::Flow>() + size_of::<crate::sim::TcpFlow>();
+        let sizes = [
+            ("Link", size_of::<Link>(), 112),
+            ("LinkRecord", size_of::<LinkRecord>(), 16),
+            ("Flow", size_of::<Flow>(), 56),
+            ("Transport", size_of::<Transport>(), 200),
+        ];
+        for (name, size, most) in sizes {
+            assert!(size <= most, "{name}: {size} bytes, was {most}");
+        }
+        let link = size_of::<Link>() + size_of::<LinkRecord>() + size_of::<[u32; 3]>();
+        let flow = size_of::<Flow>() + size_of::<Transport>();
         assert!(
-            size_of::<super::Link>() <= 128,
-            "Link: {} bytes",
-            size_of::<super::Link>()
+            4 * link + flow <= 816,
+            "a dumbbell flow: {} bytes",
+            4 * link + flow
         );
-        assert!(
-            links + flow <= 1100,
-            "a dumbbell flow: {} bytes of links, {} of flow state",
-            links,
-            flow
-        );
+    }
+
+    #[test]
+    fn window_starts_past_32_bits_are_kept_whole() {
+        let max = u32::MAX.into();
+        let at = |arrivals, drops, departure_bytes| WindowStart {
+            arrivals,
+            drops,
+            departure_bytes,
+        };
+        // The second is past 32 bits, the third would read as the mark.
+        let all = [
+            at(5, 0, 4000),
+            at(6, 0, 1 << 40),
+            at(max, max, max),
+            at(max, 0, 9),
+        ];
+        let mut starts = WindowStarts::with_capacity(all.len());
+        for w in all {
+            starts.push(w);
+        }
+        assert_eq!(starts.wide.len(), 2);
+        for (l, &w) in all.iter().enumerate() {
+            assert_eq!(starts.get(l), w);
+        }
+        assert_eq!(starts.get(4), WindowStart::default(), "never opened");
     }
 }

@@ -12,12 +12,12 @@ struct Node<T> {
     next: u32,
 }
 
-/// The head and tail of one list.
+/// The head and tail of one list: 8 bytes in every link. No length: it
+/// is counted by walking (`Pool::len`), which only the end of a run does.
 #[derive(Clone, Copy, Debug)]
 pub struct List {
     head: u32,
     tail: u32,
-    len: u32,
 }
 
 impl Default for List {
@@ -25,7 +25,6 @@ impl Default for List {
         Self {
             head: NIL,
             tail: NIL,
-            len: 0,
         }
     }
 }
@@ -34,11 +33,6 @@ impl List {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.head == NIL
-    }
-
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len as usize
     }
 }
 
@@ -82,7 +76,6 @@ impl<T: Copy> Pool<T> {
             self.nodes[list.tail as usize].next = i;
         }
         list.tail = i;
-        list.len += 1;
     }
 
     #[inline]
@@ -133,7 +126,6 @@ impl<T: Copy> Pool<T> {
         }
         node.next = self.free;
         self.free = i;
-        list.len -= 1;
         self.live -= 1;
         Some(item)
     }
@@ -158,13 +150,31 @@ impl<T: Copy> Pool<T> {
 
     /// Move every item of `list`, in order, to the head of the bag
     /// `bags[index(item)]`, relinking its node: nothing is copied or freed.
-    pub fn scatter(&mut self, list: List, bags: &mut [Bag], mut index: impl FnMut(&T) -> usize) {
-        let mut i = list.head;
+    /// Returns how many there were.
+    pub fn scatter(
+        &mut self,
+        list: List,
+        bags: &mut [Bag],
+        mut index: impl FnMut(&T) -> usize,
+    ) -> usize {
+        let (mut i, mut n) = (list.head, 0);
         while i != NIL {
             let node = &mut self.nodes[i as usize];
             let bag = &mut bags[index(&node.item)];
             (i, node.next, bag.head) = (node.next, bag.head, i);
+            n += 1;
         }
+        n
+    }
+
+    /// The number of items in `list`, counted.
+    pub fn len(&self, list: &List) -> usize {
+        let (mut i, mut n) = (list.head, 0);
+        while i != NIL {
+            i = self.nodes[i as usize].next;
+            n += 1;
+        }
+        n
     }
 
     /// Items alive in all lists.
@@ -198,7 +208,7 @@ mod tests {
         assert_eq!(rest, vec![1, 2, 3, 4, 5]);
         assert!(a.is_empty());
         assert_eq!(pool.live(), 4);
-        assert_eq!(b.len(), 4);
+        assert_eq!(pool.len(&b), 4);
     }
 
     #[test]
@@ -231,7 +241,7 @@ mod tests {
             pool.push_back(&mut list, i);
         }
         let mut bags = [Bag::default(); 2];
-        pool.scatter(list, &mut bags, |&i| i % 2);
+        assert_eq!(pool.scatter(list, &mut bags, |&i| i % 2), 6);
         assert_eq!((pool.live(), pool.capacity()), (6, 6));
         let mut out = Vec::new();
         pool.take_all(bags[0], &mut out);

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use aqmlab_qdisc::DropReason;
 
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
-use crate::network::{Link, LinkRecord};
+use crate::names::Names;
+use crate::network::{Link, LinkRecord, WindowStart};
 use crate::sim::{Simulation, Transport};
 
 pub struct Results {
@@ -25,10 +26,7 @@ impl Results {
         let (conservation_ok, conservation) = conservation(&sim);
         sim.release_run_state();
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
-        let nodes: Arc<[String]> = std::mem::take(&mut sim.scenario.nodes)
-            .into_iter()
-            .map(|n| n.name)
-            .collect();
+        let nodes = Arc::new(std::mem::take(&mut sim.node_names));
         let flows = flow_table(&mut sim, &nodes, window_s);
         let n_flows = sim.flows.len();
         let long_lived: Vec<f64> = sim
@@ -36,13 +34,13 @@ impl Results {
             .iter()
             .zip(flows.f64("throughput_bps"))
             .filter(
-                |(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
+                |(f, _)| matches!(&*f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
             )
             .map(|(_, &x)| x)
             .collect();
         sim.flows = Vec::new();
-        let bottleneck = sim.links.iter().position(|l| l.monitor);
-        let bottleneck_name = bottleneck.map(|b| sim.link_records[b].name.to_string());
+        let bottleneck = sim.links.iter().position(|l| l.is_monitored());
+        let bottleneck_name = bottleneck.map(|b| sim.link_names.get(b).into_owned());
         let timeseries = series_table(&mut sim);
         let histograms = histogram_table(&sim);
         let queues = queue_table(&mut sim, &nodes, window_s);
@@ -113,23 +111,15 @@ fn secs(ns: u64) -> f64 {
 
 /// A column of repeated names, each stored once, in order of first use.
 fn categorical<'a>(names: impl Iterator<Item = &'a str>) -> Column {
-    let mut values: Vec<String> = Vec::new();
-    let codes = names
-        .map(|name| match values.iter().position(|v| v == name) {
-            Some(code) => code as u32,
-            None => {
-                values.push(name.to_string());
-                values.len() as u32 - 1
-            }
-        })
-        .collect();
+    let mut values = Names::default();
+    let codes = names.map(|name| values.intern(name)).collect();
     Column::Cat {
-        values: values.into(),
+        values: Arc::new(values),
         codes,
     }
 }
 
-fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
+fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table {
     let n = sim.flows.len();
     let mut id = Vec::with_capacity(n);
     let (mut src, mut dst) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -142,14 +132,16 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
     let (mut rtt, mut cwnd) = (Vec::new(), Vec::new());
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
-        src.push(f.src);
-        dst.push(f.dst);
+        // A route runs from its flow's source to its destination (checked).
+        let (forward, records) = (sim.routes.links(f.forward), &sim.link_records);
+        src.push(records[forward[0] as usize].from);
+        dst.push(records[forward[forward.len() - 1] as usize].to);
         start.push(secs(f.start));
         size.push(f.size_bytes());
         delivered.push(f.delivered);
         thr.push(f.delivered_window as f64 * 8.0 / window_s);
-        rtt.push(secs(f.base_rtt));
-        match &f.transport {
+        rtt.push(secs(sim.base_rtt(f.forward, f.reverse)));
+        match &*f.transport {
             Transport::Tcp(t) => {
                 let c = &t.sender.counters;
                 packets.push(c.packets_sent);
@@ -158,11 +150,9 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
                 timeouts.push(c.timeouts);
                 fast.push(c.fast_retransmits);
                 fct.push(t.first_completion.get().map(secs));
-                transfers.push(t.transfers_done as u64);
-                mean_fct.push(
-                    (t.transfers_done > 0)
-                        .then(|| secs(t.completion_sum) / t.transfers_done as f64),
-                );
+                let (done, took) = t.completions();
+                transfers.push(done as u64);
+                mean_fct.push((done > 0).then(|| secs(took) / done as f64));
                 cwnd.push(Some(t.sender.cwnd));
             }
             Transport::Udp(u) => {
@@ -180,15 +170,14 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
     }
     let mut t = Table::default();
     t.push("flow_id", Column::U64(id));
-    let groups = std::mem::take(&mut sim.groups).into();
     t.push(
         "group",
         Column::Cat {
-            values: groups,
+            values: Arc::new(std::mem::take(&mut sim.groups)),
             codes: sim.flows.iter().map(|f| f.group).collect(),
         },
     );
-    let kinds = sim.flows.iter().map(|f| match f.transport {
+    let kinds = sim.flows.iter().map(|f| match *f.transport {
         Transport::Tcp(_) => "tcp",
         Transport::Udp(_) => "udp",
     });
@@ -224,8 +213,18 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Tab
     t
 }
 
+/// What a row of the queue table is computed from: a link and what the
+/// simulation keeps of it apart.
+struct Row<'a> {
+    link: &'a Link,
+    record: &'a LinkRecord,
+    at_warmup: WindowStart,
+    /// Queueing delays, for a monitored link.
+    delays: Option<&'a DelayHistogram>,
+}
+
 /// A link's value in one column.
-type Of<T> = Box<dyn Fn(&Link, &LinkRecord) -> T>;
+type Of<T> = Box<dyn Fn(&Row) -> T>;
 
 /// A numeric (or flag) column of the queue table, as a function of a link.
 enum Cell {
@@ -234,11 +233,11 @@ enum Cell {
     Bool(Of<bool>),
 }
 
-fn u64_cell(f: impl Fn(&Link, &LinkRecord) -> u64 + 'static) -> Cell {
+fn u64_cell(f: impl Fn(&Row) -> u64 + 'static) -> Cell {
     Cell::U64(Box::new(f))
 }
 
-fn f64_cell(f: impl Fn(&Link, &LinkRecord) -> f64 + 'static) -> Cell {
+fn f64_cell(f: impl Fn(&Row) -> f64 + 'static) -> Cell {
     Cell::F64(Box::new(f))
 }
 
@@ -252,11 +251,11 @@ impl Cell {
         }
     }
 
-    fn write(&self, column: &mut Column, row: usize, l: &Link, r: &LinkRecord) {
+    fn write(&self, column: &mut Column, i: usize, row: &Row) {
         match (self, column) {
-            (Cell::U64(f), Column::U64(v)) => v[row] = f(l, r),
-            (Cell::F64(f), Column::F64(v)) => v[row] = f(l, r),
-            (Cell::Bool(f), Column::Bool(v)) => v[row] = f(l, r),
+            (Cell::U64(f), Column::U64(v)) => v[i] = f(row),
+            (Cell::F64(f), Column::F64(v)) => v[i] = f(row),
+            (Cell::Bool(f), Column::Bool(v)) => v[i] = f(row),
             _ => unreachable!("a cell writes its own column"),
         }
     }
@@ -268,19 +267,11 @@ const ROWS_PER_CHUNK: usize = 1 << 16;
 /// Consumes the links: rows are written from the last link back and the
 /// links freed a chunk at a time, so that the links and the table they
 /// become (each about 250 B a link) are never both whole.
-fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Table {
+fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table {
     let mut links = std::mem::take(&mut sim.links);
     let mut records = std::mem::take(&mut sim.link_records);
     let mut t = Table::default();
-    t.push(
-        "link",
-        Column::Str(
-            records
-                .iter_mut()
-                .map(|r| std::mem::take(&mut r.name).into_string())
-                .collect(),
-        ),
-    );
+    t.push("link", Column::Str(std::mem::take(&mut sim.link_names)));
     let ends = |end: fn(&LinkRecord) -> u32| Column::Cat {
         values: nodes.clone(),
         codes: records.iter().map(end).collect(),
@@ -289,70 +280,76 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
     t.push("to", ends(|r| r.to));
     t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
     let mut cells: Vec<(String, Cell)> = vec![
-        ("rate_bps".into(), u64_cell(|_, r| r.rate_bps)),
-        ("delay_s".into(), f64_cell(|l, _| secs(l.delay))),
-        ("monitored".into(), Cell::Bool(Box::new(|l, _| l.monitor))),
-        ("arrivals".into(), u64_cell(|l, _| l.qdisc.stats().arrivals)),
+        ("rate_bps".into(), u64_cell(|r| r.record.rate_bps)),
+        ("delay_s".into(), f64_cell(|r| secs(r.link.delay))),
+        (
+            "monitored".into(),
+            Cell::Bool(Box::new(|r| r.link.is_monitored())),
+        ),
+        (
+            "arrivals".into(),
+            u64_cell(|r| r.link.qdisc.stats().arrivals),
+        ),
         (
             "departures".into(),
-            u64_cell(|l, _| l.qdisc.stats().departures),
+            u64_cell(|r| r.link.qdisc.stats().departures),
         ),
         (
             "drops".into(),
-            u64_cell(|l, _| l.qdisc.stats().total_drops()),
+            u64_cell(|r| r.link.qdisc.stats().total_drops()),
         ),
     ];
-    for r in DropReason::ALL {
+    for reason in DropReason::ALL {
         cells.push((
-            format!("drops_{}", r.as_str()),
-            u64_cell(move |l, _| l.qdisc.stats().losses().drops[r.index()]),
+            format!("drops_{}", reason.as_str()),
+            u64_cell(move |r| r.link.qdisc.stats().losses().drops[reason.index()]),
         ));
     }
     cells.extend([
         (
             "buffered_drop_bytes".into(),
-            u64_cell(|l, _| l.qdisc.stats().losses().buffered_drop_bytes),
+            u64_cell(|r| r.link.qdisc.stats().losses().buffered_drop_bytes),
         ),
         (
             "marks".into(),
-            u64_cell(|l, _| l.qdisc.stats().losses().marks),
+            u64_cell(|r| r.link.qdisc.stats().losses().marks),
         ),
         (
             "arrival_bytes".into(),
-            u64_cell(|l, _| l.qdisc.stats().arrival_bytes),
+            u64_cell(|r| r.link.qdisc.stats().arrival_bytes),
         ),
         (
             "departure_bytes".into(),
-            u64_cell(|l, _| l.qdisc.stats().departure_bytes),
+            u64_cell(|r| r.link.qdisc.stats().departure_bytes),
         ),
         (
             "backlog_packets".into(),
-            u64_cell(|l, _| l.qdisc.backlog().packets),
+            u64_cell(|r| r.link.qdisc.backlog().packets),
         ),
         (
             "peak_packets".into(),
-            u64_cell(|l, _| l.qdisc.stats().peak_packets),
+            u64_cell(|r| r.link.qdisc.stats().peak_packets),
         ),
         (
             "window_arrivals".into(),
-            u64_cell(|l, r| l.qdisc.stats().arrivals - r.at_warmup.arrivals),
+            u64_cell(|r| r.link.qdisc.stats().arrivals - r.at_warmup.arrivals),
         ),
         (
             "window_drops".into(),
-            u64_cell(|l, r| l.qdisc.stats().total_drops() - r.at_warmup.drops),
+            u64_cell(|r| r.link.qdisc.stats().total_drops() - r.at_warmup.drops),
         ),
         (
             "utilization".into(),
-            f64_cell(move |l, r| {
-                let bytes = l.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
-                bytes as f64 * 8.0 / (r.rate_bps as f64 * window_s)
+            f64_cell(move |r| {
+                let bytes = r.link.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
+                bytes as f64 * 8.0 / (r.record.rate_bps as f64 * window_s)
             }),
         ),
         (
             "loss_rate".into(),
-            f64_cell(|l, r| {
-                let arrivals = l.qdisc.stats().arrivals - r.at_warmup.arrivals;
-                let drops = l.qdisc.stats().total_drops() - r.at_warmup.drops;
+            f64_cell(|r| {
+                let arrivals = r.link.qdisc.stats().arrivals - r.at_warmup.arrivals;
+                let drops = r.link.qdisc.stats().total_drops() - r.at_warmup.drops;
                 if arrivals == 0 {
                     0.0
                 } else {
@@ -362,8 +359,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
         ),
     ]);
     // An unmonitored link has no delays: NaN, as for an empty histogram.
-    let delay =
-        |f: fn(&DelayHistogram) -> f64| f64_cell(move |_, r| r.delays().map_or(f64::NAN, f));
+    let delay = |f: fn(&DelayHistogram) -> f64| f64_cell(move |r| r.delays.map_or(f64::NAN, f));
     cells.push(("mean_delay_s".into(), delay(|d| d.mean_s())));
     cells.push(("p50_delay_s".into(), delay(|d| d.quantile_s(0.5))));
     cells.push(("p99_delay_s".into(), delay(|d| d.quantile_s(0.99))));
@@ -374,9 +370,15 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
         .collect();
     while !links.is_empty() {
         let start = links.len().saturating_sub(ROWS_PER_CHUNK);
-        for (i, (l, r)) in links[start..].iter().zip(&records[start..]).enumerate() {
+        for (i, (link, record)) in links[start..].iter().zip(&records[start..]).enumerate() {
+            let row = Row {
+                link,
+                record,
+                at_warmup: sim.at_warmup.get(start + i),
+                delays: link.monitor().map(|m| &sim.monitors[m].delays),
+            };
             for (column, (_, cell)) in columns.iter_mut().zip(&cells) {
-                cell.write(column, start + i, l, r);
+                cell.write(column, start + i, &row);
             }
         }
         links.truncate(start);
@@ -389,21 +391,18 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<[String]>, window_s: f64) -> Ta
     }
     t
 }
-
 fn series_table(sim: &mut Simulation) -> Table {
     let s = std::mem::take(&mut sim.series);
-    let entity = s
-        .entity
-        .iter()
-        .zip(&s.metric)
-        .map(|(&e, &m)| match m {
+    let mut entity = Names::default();
+    for (&e, &m) in s.entity.iter().zip(&s.metric) {
+        match m {
             "queue_packets" | "queue_bytes" | "link_utilization" => {
-                sim.link_records[e as usize].name.to_string()
+                entity.push(&sim.link_names.get(e as usize))
             }
-            "cwnd" => e.to_string(),
-            _ => String::new(),
-        })
-        .collect();
+            "cwnd" => entity.push(&e.to_string()),
+            _ => entity.push(""),
+        }
+    }
     let mut t = Table::default();
     t.push("time_s", Column::F64(s.time_s));
     t.push("metric", categorical(s.metric.iter().copied()));
@@ -413,13 +412,15 @@ fn series_table(sim: &mut Simulation) -> Table {
 }
 
 fn histogram_table(sim: &Simulation) -> Table {
-    let (mut link, mut lo, mut hi, mut count) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for r in &sim.link_records {
-        let Some(delays) = r.delays() else { continue };
+    let (mut names, mut lo, mut hi, mut count) =
+        (Names::default(), Vec::new(), Vec::new(), Vec::new());
+    for (l, link) in sim.links.iter().enumerate() {
+        let Some(m) = link.monitor() else { continue };
+        let (name, delays) = (sim.link_names.get(l), &sim.monitors[m].delays);
         for (i, &c) in delays.counts.iter().enumerate() {
             if c > 0 {
                 let (a, b) = DelayHistogram::bounds(i);
-                link.push(r.name.to_string());
+                names.push(&name);
                 lo.push(a);
                 hi.push(b);
                 count.push(c);
@@ -427,7 +428,7 @@ fn histogram_table(sim: &Simulation) -> Table {
         }
     }
     let mut t = Table::default();
-    t.push("link", Column::Str(link));
+    t.push("link", Column::Str(names));
     t.push("bin_low_s", Column::F64(lo));
     t.push("bin_high_s", Column::F64(hi));
     t.push("count", Column::U64(count));
@@ -441,16 +442,16 @@ fn conservation(sim: &Simulation) -> (bool, String) {
     let mut problems = Vec::new();
     let mut queued = 0;
     let mut propagating = 0;
-    for (l, r) in sim.links.iter().zip(&sim.link_records) {
+    for (i, l) in sim.links.iter().enumerate() {
         if let Err(e) = l.qdisc.check_conservation() {
-            problems.push(format!("{}: {e}", r.name));
+            problems.push(format!("{}: {e}", sim.link_names.get(i)));
         }
         // An express link's waiting packets are in its pipe already; its
         // buffer holds copies, for its own counts.
         if !l.express {
             queued += l.qdisc.backlog().packets;
         }
-        propagating += l.pipe.len() as u64;
+        propagating += sim.pipes.len(&l.pipe) as u64;
     }
     let g = sim.ledger;
     if g.injected != g.received + g.dropped + queued + propagating {

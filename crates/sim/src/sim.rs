@@ -7,7 +7,8 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
-use crate::network::{Link, LinkRecord, RouteRef, Routes, WindowStart};
+use crate::names::Names;
+use crate::network::{Link, LinkRecord, Monitored, RouteRef, Routes, WindowStart, WindowStarts};
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
@@ -24,48 +25,50 @@ pub struct TcpFlow {
     pub profile: u32,
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
-    /// On-off transfers only: the idle time between them.
-    pub off_time: Option<Box<OffTime>>,
+    /// On-off sources only: the idle time between transfers, their tally.
+    pub on_off: Option<Box<OnOff>>,
     /// Time of the pending `RtoTimer` event, if any (lazily cancelled).
     timer_event_at: MaybeTime,
     delack_event_at: MaybeTime,
-    /// Start of the current transfer.
-    pub transfer_start: Time,
-    pub transfers_done: u32,
-    pub completion_sum: Time,
+    /// Time the first transfer took, once it is done.
     pub first_completion: MaybeTime,
     pub trace_cwnd: bool,
 }
 
 impl TcpFlow {
-    fn new(
-        profile: u32,
-        sender: TcpSender,
-        start: Time,
-        off_time: Option<Box<OffTime>>,
-        trace_cwnd: bool,
-    ) -> Self {
+    fn new(profile: u32, sender: TcpSender, on_off: Option<Box<OnOff>>, trace_cwnd: bool) -> Self {
         Self {
             profile,
             sender,
             receiver: TcpReceiver::default(),
-            off_time,
+            on_off,
             timer_event_at: MaybeTime::NONE,
             delack_event_at: MaybeTime::NONE,
-            transfer_start: start,
-            transfers_done: 0,
-            completion_sum: 0,
             first_completion: MaybeTime::NONE,
             trace_cwnd,
         }
     }
+
+    /// Transfers completed, and the time they took in all.
+    pub fn completions(&self) -> (u32, Time) {
+        match &self.on_off {
+            Some(o) => (o.transfers_done, o.completion_sum),
+            None => self.first_completion.get().map_or((0, 0), |t| (1, t)),
+        }
+    }
 }
 
-/// The idle time of an on-off TCP source, with the flow's own random
-/// stream (only flows that draw numbers carry one).
-pub struct OffTime {
-    pub dist: Dist,
+/// What only an on-off TCP source keeps: the idle time between transfers,
+/// with the flow's own random stream, and the tally of its transfers. A
+/// flow that sends once (nearly every flow) has one transfer, started with
+/// the flow, and its tally is `TcpFlow::first_completion`.
+pub struct OnOff {
+    pub off_time: Dist,
     pub rng: Rng,
+    /// Start of the current transfer.
+    pub transfer_start: Time,
+    pub transfers_done: u32,
+    pub completion_sum: Time,
 }
 
 pub struct UdpFlow {
@@ -82,16 +85,17 @@ pub struct UdpFlow {
     rng: Rng,
 }
 
-/// Both boxed: a flow's inline part stays small whichever it is.
+/// Boxed in the flow, whichever it is: its inline part stays small, and
+/// one box is a pointer where an enum of two boxes takes 16 bytes.
 pub enum Transport {
-    Tcp(Box<TcpFlow>),
-    Udp(Box<UdpFlow>),
+    Tcp(TcpFlow),
+    Udp(UdpFlow),
 }
 
+/// A flow. Its end hosts and base RTT, which only the results need, are
+/// read off its routes then.
 pub struct Flow {
     pub group: u32,
-    pub src: u32,
-    pub dst: u32,
     pub forward: RouteRef,
     pub reverse: RouteRef,
     pub start: Time,
@@ -100,8 +104,7 @@ pub struct Flow {
     /// Unique payload bytes delivered in order, whole run and in the window.
     pub delivered: u64,
     pub delivered_window: u64,
-    pub base_rtt: Time,
-    pub transport: Transport,
+    pub transport: Box<Transport>,
 }
 
 impl Flow {
@@ -115,7 +118,8 @@ impl Flow {
 struct ArrivalProcess {
     spec: ArrivalSpec,
     group: u32,
-    routes: Vec<(u32, u32, RouteRef, RouteRef, Time)>,
+    /// Forward and reverse.
+    routes: Vec<(RouteRef, RouteRef)>,
     rng: Rng,
 }
 
@@ -144,11 +148,22 @@ pub struct Simulation {
     pub events: EventQueue,
     pub links: Vec<Link>,
     pub link_records: Vec<LinkRecord>,
+    /// Link and node names, by index, for the result tables.
+    pub link_names: Names,
+    pub node_names: Names,
+    /// Every link's counters when the measurement window opened.
+    pub at_warmup: WindowStarts,
+    /// The measurements of monitored links (see `Link::monitor`).
+    pub monitors: Vec<Monitored>,
+    /// Time of the pending `QdiscWake` event (lazily cancelled) of each
+    /// link whose discipline is not a FIFO, by link: only those ask to be
+    /// woken, so the many FIFOs do not carry it.
+    wakes: Vec<(u32, MaybeTime)>,
     /// Every packet propagating on any link.
     pub pipes: Pool<SimPacket>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
-    pub groups: Vec<String>,
+    pub groups: Names,
     arrivals: Vec<ArrivalProcess>,
     verdicts: Verdicts<SimPacket>,
     outbox: Outbox,
@@ -161,12 +176,21 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(mut scenario: Scenario) -> Self {
         let seed = scenario.seed;
+        let node_names = std::mem::take(&mut scenario.nodes)
+            .into_iter()
+            .map(|n| n.name)
+            .collect();
         // The link specs are consumed from the last, and their memory given
         // back as it goes, so that the specs and the arenas replacing them
         // are never both whole (a million flows: 2.5 GB of peak RSS).
         let mut specs = std::mem::take(&mut scenario.links);
+        let mut link_names = Names::with_capacity(specs.len());
+        for l in &mut specs {
+            link_names.push(&std::mem::take(&mut l.name));
+        }
         let mut links = Vec::with_capacity(specs.len());
         let mut link_records = Vec::with_capacity(specs.len());
+        let mut monitors = Vec::new();
         while let Some(l) = specs.pop() {
             let i = specs.len();
             if i <= specs.capacity() - specs.capacity() / 16 {
@@ -178,27 +202,37 @@ impl Simulation {
             spec.fill_link_rate(l.rate_bps);
             let qdisc =
                 Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
-            links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, l.monitor));
+            let monitor = l.monitor.then(|| {
+                monitors.push(Monitored::default());
+                monitors.len() as u32 - 1
+            });
+            links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, monitor));
             link_records.push(LinkRecord {
                 rate_bps: l.rate_bps,
-                name: l.name.into_boxed_str(),
                 from: l.from,
                 to: l.to,
-                at_warmup: Default::default(),
-                monitored: l.monitor.then(Default::default),
             });
         }
         links.reverse();
         link_records.reverse();
+        let wakes = (links.iter().enumerate())
+            .filter(|(_, link)| !link.qdisc.is_fifo())
+            .map(|(l, _)| (l as u32, MaybeTime::NONE))
+            .collect();
         let mut sim = Simulation {
             now: 0,
             events: EventQueue::default(),
+            at_warmup: WindowStarts::with_capacity(links.len()),
             links,
             link_records,
+            link_names,
+            node_names,
+            monitors,
+            wakes,
             pipes: Pool::default(),
             routes: Routes::default(),
             flows: Vec::new(),
-            groups: Vec::new(),
+            groups: Names::default(),
             arrivals: Vec::new(),
             verdicts: Verdicts::new(),
             outbox: Outbox::default(),
@@ -227,17 +261,8 @@ impl Simulation {
         Rng::stream(self.scenario.seed, STREAM_FLOW + self.flows.len() as u64)
     }
 
-    fn group_id(&mut self, name: &str) -> u32 {
-        match self.groups.iter().position(|g| g == name) {
-            Some(i) => i as u32,
-            None => {
-                self.groups.push(name.to_string());
-                self.groups.len() as u32 - 1
-            }
-        }
-    }
-
-    fn base_rtt(&self, forward: RouteRef, reverse: RouteRef) -> Time {
+    /// Propagation delay there and back.
+    pub fn base_rtt(&self, forward: RouteRef, reverse: RouteRef) -> Time {
         let delay = |r| {
             self.routes
                 .links(r)
@@ -251,6 +276,12 @@ impl Simulation {
     fn build_flows(&mut self) {
         let specs = std::mem::take(&mut self.scenario.flows);
         self.flows.reserve_exact(specs.len());
+        // The routes' table in one block of its final size: grown by
+        // doubling it could leave half of it unused.
+        let route_links = specs.iter().map(|spec| match spec {
+            FlowSpec::Tcp { route, .. } | FlowSpec::Udp { route, .. } => route,
+        });
+        self.routes.reserve_exact(route_links);
         // Each spec (its routes and group name) is freed once its flow is
         // built, so that the specs and the flows are never both whole.
         for spec in specs {
@@ -265,21 +296,18 @@ impl Simulation {
                     trace_cwnd,
                 } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
-                    let off_time = off_time.as_ref().map(|dist| {
-                        Box::new(OffTime {
-                            dist: dist.clone(),
+                    let on_off = off_time.as_ref().map(|dist| {
+                        Box::new(OnOff {
+                            off_time: dist.clone(),
                             rng: self.flow_rng(),
+                            transfer_start: *start_ns,
+                            transfers_done: 0,
+                            completion_sum: 0,
                         })
                     });
                     let sender = TcpSender::new(p, *size_bytes);
-                    let tcp = TcpFlow::new(*profile, sender, *start_ns, off_time, *trace_cwnd);
-                    self.add_flow(
-                        group,
-                        route,
-                        *start_ns,
-                        *size_bytes,
-                        Transport::Tcp(Box::new(tcp)),
-                    );
+                    let tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    self.add_flow(group, route, *start_ns, *size_bytes, Transport::Tcp(tcp));
                 }
                 FlowSpec::Udp {
                     group,
@@ -305,20 +333,19 @@ impl Simulation {
                         bytes_sent: 0,
                         rng: self.flow_rng(),
                     };
-                    self.add_flow(group, route, *start_ns, None, Transport::Udp(Box::new(udp)));
+                    self.add_flow(group, route, *start_ns, None, Transport::Udp(udp));
                 }
             }
         }
         let arrival_specs = std::mem::take(&mut self.scenario.arrivals);
         for (i, spec) in arrival_specs.iter().enumerate() {
-            let group = self.group_id(&spec.group);
+            let group = self.groups.intern(&spec.group);
             let routes = spec
                 .routes
                 .iter()
                 .map(|r| {
                     let f = self.routes.intern(&r.path);
-                    let b = self.routes.intern(&r.reverse_path);
-                    (r.src, r.dst, f, b, self.base_rtt(f, b))
+                    (f, self.routes.intern(&r.reverse_path))
                 })
                 .collect();
             let mut rng = Rng::stream(self.scenario.seed, STREAM_ARRIVAL + i as u64);
@@ -352,7 +379,7 @@ impl Simulation {
         }
         for (l, &f) in feeder.iter().enumerate() {
             let link = &mut self.links[l];
-            if f < UNSEEN && link.qdisc.is_fifo() && !link.monitor {
+            if f < UNSEEN && link.qdisc.is_fifo() && !link.is_monitored() {
                 link.express = true;
                 self.links[f as usize].feeds_express = true;
             }
@@ -377,24 +404,21 @@ impl Simulation {
         transport: Transport,
     ) {
         let id = self.flows.len() as u32;
-        let group = self.group_id(group);
+        let group = self.groups.intern(group);
         let forward = self.routes.intern(&route.path);
         let reverse = self.routes.intern(&route.reverse_path);
         let flow = Flow {
             group,
-            src: route.src,
-            dst: route.dst,
             forward,
             reverse,
             start,
             size: size_bytes.and_then(NonZeroU64::new),
             delivered: 0,
             delivered_window: 0,
-            base_rtt: self.base_rtt(forward, reverse),
-            transport,
+            transport: Box::new(transport),
         };
         self.flows.push(flow);
-        let event = match self.flows[id as usize].transport {
+        let event = match *self.flows[id as usize].transport {
             Transport::Tcp(_) => Event::FlowStart(id),
             Transport::Udp(_) => Event::UdpSend(id),
         };
@@ -548,11 +572,8 @@ impl Simulation {
     fn send(&mut self, l: usize, mut packet: SimPacket) {
         let now = self.now;
         let link = &mut self.links[l];
-        if link.monitor && self.warmed_up {
-            self.link_records[l]
-                .monitored()
-                .delays
-                .record(now - packet.at);
+        if let Some(m) = link.monitor().filter(|_| self.warmed_up) {
+            self.monitors[m].delays.record(now - packet.at);
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
@@ -665,12 +686,12 @@ impl Simulation {
 
     fn qdisc_wake(&mut self, l: usize) {
         let now = self.now;
-        let link = &mut self.links[l];
-        if link.wake_at.get() != Some(now) {
+        let wake_at = self.wake_at(l);
+        if wake_at.get() != Some(now) {
             return; // superseded
         }
-        link.wake_at = MaybeTime::NONE;
-        link.qdisc.wakeup(now, &mut self.verdicts);
+        *wake_at = MaybeTime::NONE;
+        self.links[l].qdisc.wakeup(now, &mut self.verdicts);
         self.settle_drops();
         let link = &self.links[l];
         if link.busy_until <= now && !link.tx_scheduled {
@@ -682,14 +703,24 @@ impl Simulation {
 
     #[inline]
     fn schedule_qdisc_wake(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        if let Some(t) = link.qdisc.next_wakeup() {
+        if let Some(t) = self.links[l].qdisc.next_wakeup() {
             let t = t.max(self.now);
-            if link.wake_at.get().is_none_or(|w| t < w) {
-                link.wake_at = MaybeTime::at(t);
+            let wake_at = self.wake_at(l);
+            if wake_at.get().is_none_or(|w| t < w) {
+                *wake_at = MaybeTime::at(t);
                 self.events.schedule(t, Event::QdiscWake(l as u32));
             }
         }
+    }
+
+    /// The pending wake-up of link `l`, which is not a FIFO (a FIFO never
+    /// asks to be woken).
+    fn wake_at(&mut self, l: usize) -> &mut MaybeTime {
+        let i = self
+            .wakes
+            .binary_search_by_key(&(l as u32), |&(link, _)| link)
+            .expect("only a link that is not a FIFO is woken");
+        &mut self.wakes[i].1
     }
 
     #[inline]
@@ -707,7 +738,7 @@ impl Simulation {
         let f = packet.flow as usize;
         let flow = &mut self.flows[f];
         let size_bytes = flow.size_bytes();
-        match &mut flow.transport {
+        match &mut *flow.transport {
             Transport::Udp(_) => {
                 self.ledger.data_received += 1;
                 flow.delivered += packet.size as u64;
@@ -773,17 +804,19 @@ impl Simulation {
     fn transfer_done(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
-        let Transport::Tcp(tcp) = &mut flow.transport else {
+        let start = flow.start;
+        let Transport::Tcp(tcp) = &mut *flow.transport else {
             return;
         };
-        let took = now - tcp.transfer_start;
-        tcp.transfers_done += 1;
-        tcp.completion_sum += took;
+        let transfer_start = tcp.on_off.as_ref().map_or(start, |o| o.transfer_start);
+        let took = now - transfer_start;
         if tcp.first_completion.is_none() {
             tcp.first_completion = MaybeTime::at(took);
         }
-        if let Some(off) = &mut tcp.off_time {
-            let idle = sample_dist(&off.dist, &mut off.rng).max(0.0) as Time;
+        if let Some(o) = &mut tcp.on_off {
+            o.transfers_done += 1;
+            o.completion_sum += took;
+            let idle = sample_dist(&o.off_time, &mut o.rng).max(0.0) as Time;
             self.events.schedule(now + idle, Event::FlowStart(f as u32));
         }
     }
@@ -791,7 +824,7 @@ impl Simulation {
     /// Make sure the flow's retransmission timer event is at or before its
     /// deadline; later events are left in the list and ignored when they fire.
     fn arm_rto(&mut self, f: usize) {
-        let Transport::Tcp(tcp) = &mut self.flows[f].transport else {
+        let Transport::Tcp(tcp) = &mut *self.flows[f].transport else {
             return;
         };
         if let Some(deadline) = tcp.sender.rto_deadline.get() {
@@ -804,7 +837,7 @@ impl Simulation {
 
     fn rto_timer(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
             return;
         };
         if tcp.timer_event_at.get() != Some(now) {
@@ -825,7 +858,7 @@ impl Simulation {
 
     fn delayed_ack(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
             return;
         };
         if tcp.delack_event_at.get() != Some(now) {
@@ -848,14 +881,17 @@ impl Simulation {
 
     fn flow_start(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
             return;
         };
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
-        if tcp.transfers_done > 0 {
-            tcp.sender.restart(p);
+        // Only an on-off source starts again.
+        if let Some(o) = &mut tcp.on_off {
+            if o.transfers_done > 0 {
+                tcp.sender.restart(p);
+            }
+            o.transfer_start = now;
         }
-        tcp.transfer_start = now;
         tcp.sender.open(now, f, p, &mut self.outbox);
         self.arm_rto(f as usize);
         self.flush_outbox();
@@ -864,7 +900,7 @@ impl Simulation {
     fn udp_send(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let Transport::Udp(udp) = &mut flow.transport else {
+        let Transport::Udp(udp) = &mut *flow.transport else {
             return;
         };
         if udp.stop.is_some_and(|s| now >= s) {
@@ -927,8 +963,7 @@ impl Simulation {
         if proc_.spec.stop_ns.is_some_and(|s| now >= s) {
             return;
         }
-        let (src, dst, forward, reverse, base_rtt) =
-            proc_.routes[proc_.rng.below(proc_.routes.len() as u64) as usize];
+        let (forward, reverse) = proc_.routes[proc_.rng.below(proc_.routes.len() as u64) as usize];
         let size = sample_dist(&proc_.spec.size_bytes, &mut proc_.rng)
             .ceil()
             .max(1.0) as u64;
@@ -938,19 +973,16 @@ impl Simulation {
         self.events.schedule(next, Event::Arrival(a as u32));
         let p = &self.scenario.tcp_profiles[profile as usize];
         let id = self.flows.len() as u32;
-        let tcp = TcpFlow::new(profile, TcpSender::new(p, Some(size)), now, None, false);
+        let tcp = TcpFlow::new(profile, TcpSender::new(p, Some(size)), None, false);
         self.flows.push(Flow {
             group,
-            src,
-            dst,
             forward,
             reverse,
             start: now,
             size: NonZeroU64::new(size),
             delivered: 0,
             delivered_window: 0,
-            base_rtt,
-            transport: Transport::Tcp(Box::new(tcp)),
+            transport: Box::new(Transport::Tcp(tcp)),
         });
         self.flow_start(id);
     }
@@ -960,18 +992,18 @@ impl Simulation {
     fn open_window(&mut self) {
         self.warmed_up = true;
         self.release_all_started(self.now);
-        for (link, record) in self.links.iter().zip(&mut self.link_records) {
-            record.at_warmup = WindowStart::of(link.qdisc.stats());
+        for link in &self.links {
+            self.at_warmup.push(WindowStart::of(link.qdisc.stats()));
         }
     }
 
     fn sample(&mut self) {
         let now = self.now;
         let interval = self.scenario.sample_interval_ns;
-        for (i, (link, record)) in self.links.iter().zip(&mut self.link_records).enumerate() {
-            if !link.monitor {
+        for (i, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {
+            let Some(m) = link.monitor() else {
                 continue;
-            }
+            };
             let b = link.qdisc.backlog();
             let departed = link.qdisc.stats().departure_bytes;
             self.series
@@ -979,7 +1011,7 @@ impl Simulation {
             self.series
                 .push(now, "queue_bytes", i as u32, b.bytes as f64);
             let rate_bps = record.rate_bps;
-            let m = record.monitored();
+            let m = &mut self.monitors[m];
             if now > 0 {
                 let util = (departed - m.departed_at_sample) as f64 * 8e9
                     / (rate_bps as f64 * interval as f64);
@@ -991,7 +1023,7 @@ impl Simulation {
         let mut in_ca = 0u32;
         let mut active = 0u32;
         for (i, flow) in self.flows.iter().enumerate() {
-            if let Transport::Tcp(tcp) = &flow.transport {
+            if let Transport::Tcp(tcp) = &*flow.transport {
                 if tcp.sender.phase == crate::tcp::Phase::Established {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     active += 1;

@@ -401,8 +401,9 @@ pub struct TcpReceiver {
     /// an empty `VecDeque`'s 32.
     #[allow(clippy::box_collection)]
     above: Option<Box<VecDeque<bool>>>,
-    /// In-order packets received and not yet acknowledged (delayed ACKs).
-    unacked: u32,
+    /// An in-order packet is received and not yet acknowledged (delayed
+    /// ACKs hold one at most).
+    unacked: bool,
     /// Stamp to echo in the next delayed ACK.
     echo: Time,
     ece: bool,
@@ -481,8 +482,8 @@ impl TcpReceiver {
         // anything else is acknowledged at once (RFC 5681 section 4.2).
         let may_delay = p.delayed_ack && in_order && self.above.is_none() && !ce;
         self.echo = pkt.stamp;
-        if may_delay && self.unacked == 0 {
-            self.unacked = 1;
+        if may_delay && !self.unacked {
+            self.unacked = true;
             self.delack_deadline = MaybeTime::at(now + p.delayed_ack_timeout_ns);
         } else {
             self.flush(pkt.flow, p, out);
@@ -495,7 +496,7 @@ impl TcpReceiver {
 
     /// Send the cumulative ACK now (delayed-ACK timer or second packet).
     pub fn flush(&mut self, flow: u32, p: &TcpProfile, out: &mut Outbox) {
-        self.unacked = 0;
+        self.unacked = false;
         self.delack_deadline = MaybeTime::NONE;
         let echo = self.echo;
         self.send_ack(Kind::Ack, flow, echo, p, out);
