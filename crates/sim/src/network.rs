@@ -26,7 +26,7 @@ pub struct Link {
     pub qdisc: Qdisc<SimPacket>,
     /// The transmitter is busy until then.
     pub busy_until: Time,
-    /// A `TxDone` event is pending.
+    /// A `TxDone` event is pending (never on a link that reserves).
     pub tx_scheduled: bool,
     /// Packets propagating, with their arrival time at the far end: a list
     /// in the simulation's shared pipe pool.
@@ -34,12 +34,8 @@ pub struct Link {
     /// Where its measurements are in `Simulation::monitors`, if it is
     /// monitored (`NOT_MONITORED` if not).
     monitor: u32,
-    /// An express link: an unmonitored FIFO that every packet reaches from
-    /// one and the same upstream link. Its arrivals come in that link's
-    /// order, so a packet's passage through it is computed when it leaves
-    /// the upstream link, and its arrival there costs no event (see
-    /// `Simulation::reserve`).
-    pub express: bool,
+    /// How the link's departures are found (one byte).
+    pub departures: Departures,
     /// Some packets leaving this link go on to an express link.
     pub feeds_express: bool,
 }
@@ -47,6 +43,11 @@ pub struct Link {
 impl Link {
     /// `monitor`: the index of its measurements, if it is monitored.
     pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: Option<u32>) -> Self {
+        let departures = if qdisc.is_fifo() {
+            Departures::Reserved
+        } else {
+            Departures::Events
+        };
         Self {
             ns_per_byte: (((8_000_000_000u128) << 32) / rate_bps as u128) as u64,
             delay,
@@ -55,7 +56,7 @@ impl Link {
             tx_scheduled: false,
             pipe: List::default(),
             monitor: monitor.unwrap_or(NOT_MONITORED),
-            express: false,
+            departures,
             feeds_express: false,
         }
     }
@@ -71,6 +72,17 @@ impl Link {
         self.monitor != NOT_MONITORED
     }
 
+    /// A FIFO that reserves: its departures cost no event.
+    #[inline(always)]
+    pub fn reserves(&self) -> bool {
+        self.departures != Departures::Events
+    }
+
+    #[inline(always)]
+    pub fn is_express(&self) -> bool {
+        self.departures == Departures::Express
+    }
+
     /// Time to serialize `bytes` onto the link, rounded up to a nanosecond
     /// (fixed point: no division per packet; exact to well under 1 ns).
     #[inline]
@@ -80,6 +92,26 @@ impl Link {
 }
 
 const NOT_MONITORED: u32 = u32::MAX;
+
+/// How a link's departures are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Departures {
+    /// By events: a `TxDone` when the transmitter frees up with packets
+    /// waiting, for a discipline that chooses its next packet then (every
+    /// link, when a run is asked to use events throughout:
+    /// `Simulation::without_reservations`).
+    Events,
+    /// Reserved: a FIFO's future is known when a packet arrives, so the
+    /// packet's start and its arrival at the far end are computed then, in
+    /// the arrival's event (see `Simulation::reserve`). Every FIFO.
+    Reserved,
+    /// Reserved before the arrival: an express link, an unmonitored FIFO
+    /// that every packet reaches from one and the same upstream link. Its
+    /// arrivals come in that link's order, so a packet's passage through it
+    /// is reserved as soon as its arrival there is known (when the upstream
+    /// link reserves or sends it), and the arrival costs no event either.
+    Express,
+}
 
 /// What the results need of a link, kept out of the hot path. Its name is
 /// in `Simulation::link_names`, its counters at the opening of the window

@@ -446,9 +446,9 @@ fn conservation(sim: &Simulation) -> (bool, String) {
         if let Err(e) = l.qdisc.check_conservation() {
             problems.push(format!("{}: {e}", sim.link_names.get(i)));
         }
-        // An express link's waiting packets are in its pipe already; its
+        // A reserving link's waiting packets are in its pipe already; its
         // buffer holds copies, for its own counts.
-        if !l.express {
+        if !l.reserves() {
             queued += l.qdisc.backlog().packets;
         }
         propagating += sim.pipes.len(&l.pipe) as u64;

@@ -8,7 +8,9 @@ use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
 use crate::names::Names;
-use crate::network::{Link, LinkRecord, Monitored, RouteRef, Routes, WindowStart, WindowStarts};
+use crate::network::{
+    Departures, Link, LinkRecord, Monitored, RouteRef, Routes, WindowStart, WindowStarts,
+};
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
 use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
@@ -361,7 +363,7 @@ impl Simulation {
         self.scenario.arrivals = arrival_specs;
     }
 
-    /// Find the express links (see [`Link::express`]): unmonitored FIFOs
+    /// Find the express links (see [`Departures::Express`]): unmonitored FIFOs
     /// that every route reaches from one and the same upstream link, never
     /// from a host.
     fn mark_express_links(&mut self) {
@@ -379,18 +381,20 @@ impl Simulation {
         }
         for (l, &f) in feeder.iter().enumerate() {
             let link = &mut self.links[l];
-            if f < UNSEEN && link.qdisc.is_fifo() && !link.is_monitored() {
-                link.express = true;
+            if f < UNSEEN && link.reserves() && !link.is_monitored() {
+                link.departures = Departures::Express;
                 self.links[f as usize].feeds_express = true;
             }
         }
     }
 
-    /// Run every link's arrivals as events, express links included: the
-    /// reference the express path is tested against. Call before `run`.
-    pub fn without_express_links(&mut self) {
+    /// Run every link on events: each arrival an event (express links
+    /// included) and a FIFO's departures `TxDone` events, as a discipline
+    /// that chooses its next packet at the departure runs. The reference
+    /// the reservations are tested against. Call before `run`.
+    pub fn without_reservations(&mut self) {
         for link in &mut self.links {
-            link.express = false;
+            link.departures = Departures::Events;
             link.feeds_express = false;
         }
     }
@@ -518,14 +522,20 @@ impl Simulation {
 
     fn enqueue(&mut self, l: usize, mut packet: SimPacket) {
         debug_assert!(
-            !self.links[l].express,
-            "an express link is entered from its upstream link's send"
+            !self.links[l].is_express(),
+            "an express link is entered when its upstream link reserves or sends"
         );
         let now = self.now;
         packet.at = now;
         let link = &mut self.links[l];
-        // An idle link behind an empty FIFO (every access link, nearly
-        // always) sends the packet at once: skip the buffer.
+        if link.reserves() {
+            if let Some(arrive) = self.reserve(l, &packet, now) {
+                self.enter_pipe(l, packet, arrive);
+            }
+            return;
+        }
+        // An idle link behind an empty FIFO sends the packet at once: skip
+        // the buffer (only when FIFOs run on events).
         if link.busy_until <= now && !link.tx_scheduled && link.qdisc.pass_through(&packet) {
             self.send(l, packet);
             return;
@@ -549,6 +559,10 @@ impl Simulation {
     /// gives one. The packet enters the pipe now with its arrival time, so
     /// its serialization and propagation cost no event of their own.
     fn transmit(&mut self, l: usize) {
+        debug_assert!(
+            !self.links[l].reserves(),
+            "a reserving link needs no TxDone"
+        );
         let now = self.now;
         let link = &mut self.links[l];
         let Some(packet) = link.qdisc.dequeue(now, &mut self.verdicts) else {
@@ -569,7 +583,7 @@ impl Simulation {
 
     /// Start serializing `packet` onto link `l` now; it then propagates.
     #[inline(always)]
-    fn send(&mut self, l: usize, mut packet: SimPacket) {
+    fn send(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
         let link = &mut self.links[l];
         if let Some(m) = link.monitor().filter(|_| self.warmed_up) {
@@ -577,9 +591,15 @@ impl Simulation {
         }
         let done = now + link.tx_time(packet.size);
         link.busy_until = done;
-        let mut arrive = done + link.delay;
-        let mut l = l;
-        if link.feeds_express {
+        let arrive = done + link.delay;
+        self.enter_pipe(l, packet, arrive);
+    }
+
+    /// `packet` will reach the far end of link `l` at `arrive`: on through
+    /// the express links that follow, then into the pipe of the last.
+    #[inline(always)]
+    fn enter_pipe(&mut self, mut l: usize, mut packet: SimPacket, mut arrive: Time) {
+        if self.links[l].feeds_express {
             match self.through_express(&mut packet, l, arrive) {
                 Some((last, at)) => (l, arrive) = (last, at),
                 None => return,
@@ -606,7 +626,7 @@ impl Simulation {
         mut arrive: Time,
     ) -> Option<(usize, Time)> {
         while let Some(next) = self.routes.link(packet.route, packet.hop + 1) {
-            if !self.links[next as usize].express {
+            if !self.links[next as usize].is_express() {
                 break;
             }
             packet.hop += 1;
@@ -616,21 +636,46 @@ impl Simulation {
         Some((l, arrive))
     }
 
-    /// Do express link `l`'s work for `packet`, which reaches it at
-    /// `arrival` (now or later). Its arrivals come in order from one
-    /// upstream link, so its FIFO's future is known: the packet starts when
-    /// the transmitter frees up, and waits in the meantime. The buffer holds
-    /// a copy of each packet still waiting, its `at` the time it will
-    /// start, so that admission, backlog and the counters are the FIFO's
-    /// own; the copies leave the buffer (counted as departures) once their
-    /// start has passed. Returns when the packet reaches the far end, or
-    /// `None` if the FIFO refused it.
+    /// Do FIFO link `l`'s work for `packet`, which reaches it at `arrival`:
+    /// now (the arrival's own event), or later for an express link, whose
+    /// arrivals come in order from one upstream link. Either way the
+    /// FIFO's future is known: the packet starts when the transmitter frees
+    /// up, and waits in the meantime. The buffer holds a copy of each
+    /// packet still waiting, its `at` the time it will start, so that
+    /// admission, backlog and the counters are the FIFO's own; the copies
+    /// leave the buffer (counted as departures) once their start has passed
+    /// (`release_started`). A monitored link records the wait if the packet
+    /// starts in the measurement window. Returns when the packet reaches
+    /// the far end, or `None` if the FIFO refused it.
     ///
-    /// One difference from running the arrival as an event: a packet that
+    /// One difference from running the departures as events: a packet that
     /// starts at the very nanosecond of an arrival has left the buffer
     /// before the arrival is admitted, whatever order the two events would
     /// have run in.
+    #[inline(always)]
     fn reserve(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
+        let link = &mut self.links[l];
+        // An idle transmitter behind an empty FIFO (every access link,
+        // nearly always) starts the packet at once: inline, without a look
+        // at the buffer.
+        let start = if link.busy_until <= arrival && link.qdisc.pass_through(packet) {
+            arrival
+        } else {
+            self.wait(l, packet, arrival)?
+        };
+        let link = &mut self.links[l];
+        link.busy_until = start + link.tx_time(packet.size);
+        let arrive = link.busy_until + link.delay;
+        if let Some(m) = link.monitor().filter(|_| self.starts_in_window(start)) {
+            self.monitors[m].delays.record(start - arrival);
+        }
+        Some(arrive)
+    }
+
+    /// The rest of `reserve`: when `packet` will start on FIFO link `l`,
+    /// having waited in the buffer, or `None` if the buffer refused it.
+    #[inline(never)]
+    fn wait(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
         self.release_started(l, arrival);
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
@@ -644,13 +689,25 @@ impl Simulation {
                 return None;
             }
         }
-        let link = &mut self.links[l];
-        link.busy_until = start + link.tx_time(packet.size);
-        Some(link.busy_until + link.delay)
+        Some(start)
     }
 
-    /// The waiting copies in express link `l`'s buffer that started by
-    /// `now` leave it.
+    /// Whether a packet starting at `start` (now or later) starts in the
+    /// measurement window, as the event-driven FIFO would judge it: now, if
+    /// the window has opened; later, in a `TxDone` event, which would run
+    /// after the `WarmupEnd` of its nanosecond (scheduled when the
+    /// simulation was built) and not at all past the run's end.
+    #[inline]
+    fn starts_in_window(&self, start: Time) -> bool {
+        if start > self.now {
+            start >= self.scenario.warmup_ns && start <= self.scenario.duration_ns
+        } else {
+            self.warmed_up
+        }
+    }
+
+    /// The waiting copies in FIFO link `l`'s buffer that started by `now`
+    /// leave it.
     fn release_started(&mut self, l: usize, now: Time) {
         let qdisc = &mut self.links[l].qdisc;
         while qdisc.fifo_front().is_some_and(|p| p.at <= now) {
@@ -658,11 +715,11 @@ impl Simulation {
         }
     }
 
-    /// Bring every express link's buffer up to `now` (before its counters
-    /// are read).
+    /// Bring every reserving link's buffer up to `now` (before its
+    /// counters are read).
     fn release_all_started(&mut self, now: Time) {
         for l in 0..self.links.len() {
-            if self.links[l].express {
+            if self.links[l].reserves() {
                 self.release_started(l, now);
             }
         }
@@ -676,6 +733,12 @@ impl Simulation {
             .expect("pipe head event with an empty pipe");
         if !link.pipe.is_empty() {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
+        }
+        if link.reserves() {
+            // While the link is in the cache: otherwise a burst's copies
+            // would keep an access link's buffer allocated until its next
+            // arrival, an RTT later (50,000 flows: +83 B per flow).
+            self.release_started(l, self.now);
         }
         packet.hop += 1;
         match self.routes.link(packet.route, packet.hop) {
@@ -1000,10 +1063,15 @@ impl Simulation {
     fn sample(&mut self) {
         let now = self.now;
         let interval = self.scenario.sample_interval_ns;
-        for (i, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {
-            let Some(m) = link.monitor() else {
+        for i in 0..self.links.len() {
+            let Some(m) = self.links[i].monitor() else {
                 continue;
             };
+            // A reserving FIFO's backlog and departures as of now.
+            if self.links[i].reserves() {
+                self.release_started(i, now);
+            }
+            let (link, record) = (&self.links[i], &self.link_records[i]);
             let b = link.qdisc.backlog();
             let departed = link.qdisc.stats().departure_bytes;
             self.series

@@ -1,9 +1,11 @@
-//! Express links (`Link::express`) compute a FIFO's work when a packet
-//! leaves the upstream link instead of when it arrives. Where no two events
+//! Express links (`Link::express`) compute a FIFO's work as soon as a
+//! packet's arrival there is known, before it arrives. Where no two events
 //! tie at a nanosecond, that is exactly the event-driven FIFO: the same
 //! admissions, drops, waits and departures. Here the express links are the
 //! real bottlenecks (slow receiver links with small buffers), so they queue
-//! and drop throughout.
+//! and drop throughout. The reference runs every link on events
+//! (`Simulation::without_reservations`); tests/fifo.rs checks the FIFOs
+//! whose arrivals are events.
 
 mod common;
 use aqmlab_sim::{Results, Simulation};
@@ -42,7 +44,7 @@ fn run(express: bool) -> Results {
     scenario.check().unwrap();
     let mut sim = Simulation::new(scenario);
     if !express {
-        sim.without_express_links();
+        sim.without_reservations();
     }
     assert!(sim.run(|_| true));
     Results::collect(sim, 0.0)
