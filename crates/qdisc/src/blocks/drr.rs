@@ -6,7 +6,8 @@
 
 use std::collections::VecDeque;
 
-use crate::{FlowQueues, Packet};
+use crate::blocks::Fifos;
+use crate::Packet;
 
 /// No queue.
 const NIL: u32 = u32::MAX;
@@ -130,7 +131,7 @@ impl DrrRound {
 
     /// Take the next packet by DRR, or `None` if every queue is empty.
     /// Queues that empty leave the round.
-    pub fn next<P: Packet>(&mut self, queues: &mut FlowQueues<P>) -> Option<(usize, P)> {
+    pub fn next<P: Packet>(&mut self, queues: &mut impl Fifos<P>) -> Option<(usize, P)> {
         loop {
             if self.head == NIL {
                 return None;
@@ -204,7 +205,7 @@ impl DrrRound {
     /// at the next `next`. Called after `next`, this is ns-2 SFQ's eager
     /// `active = active->next`: a queue that becomes active in between then
     /// joins behind the queue just served, as in ns-2 (MQFQ uses it).
-    pub fn end_spent_visit<P: Packet>(&mut self, queues: &FlowQueues<P>) {
+    pub fn end_spent_visit<P: Packet>(&mut self, queues: &impl Fifos<P>) {
         if self.head == NIL {
             return;
         }
@@ -322,6 +323,7 @@ impl SparseRound {
 mod tests {
     use super::*;
     use crate::testkit::TestPacket;
+    use crate::FlowQueues;
 
     #[test]
     fn equal_quanta_share_bytes_equally() {
