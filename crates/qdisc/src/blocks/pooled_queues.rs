@@ -257,7 +257,7 @@ mod tests {
             match rng.below(5) {
                 0 | 1 => {
                     let p = TestPacket::new(n as u64, i, 100 + rng.below(1400) as u32);
-                    q.push_back(n, p.clone());
+                    q.push_back(n, p);
                     model[n].push_back(p);
                 }
                 2 | 3 => assert_eq!(q.pop_front(n), model[n].pop_front()),
