@@ -1,7 +1,9 @@
 //! The foundation benchmark, straight on the core: a 1 Gb/s DropTail
 //! dumbbell with N long-lived Reno flows. `cargo run --release --example
-//! dumbbell_bench -- [flows] [seconds]`. `bench/run.py` runs the same case
-//! through the Python API and sets it beside ns-3.
+//! dumbbell_bench -- [flows] [seconds] [discipline]`, the discipline of the
+//! bottleneck as JSON (default DropTail), e.g. `'{"kind": "qsdrr", "limit":
+//! {"packets": 290}}'` for `bench-dumbbell-1000-qsdrr`. `bench/run.py` runs
+//! the same case through the Python API and sets it beside ns-3.
 #[path = "../tests/common.rs"]
 mod common;
 use common::*;
@@ -55,13 +57,15 @@ fn peak_rss_kb() -> u64 {
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<u64> = raw
+        .iter()
+        .take(2)
         .map(|a| a.parse().expect("numbers"))
         .collect();
     let n = args.first().copied().unwrap_or(1000);
     let secs = args.get(1).copied().unwrap_or(20);
-    let scenario = Dumbbell {
+    let mut scenario = Dumbbell {
         bottleneck_bps: 1_000_000_000,
         bottleneck_delay: 10 * MS,
         buffer: 290,
@@ -76,6 +80,9 @@ fn main() {
         profile: reno(),
     }
     .build();
+    if let Some(json) = raw.get(2) {
+        scenario.links[0].qdisc = serde_json::from_str(json).expect("a discipline as JSON");
+    }
     let rss_before = peak_rss_kb();
     let heap_before = HELD.load(Relaxed);
     PEAK.store(heap_before, Relaxed);

@@ -1,6 +1,6 @@
 //! The storage and scheduler every multi-queue discipline of seed 000 shares:
 //! a [`QueueMap`] (per-flow queues, buckets or Bloom distribution), the
-//! FIFOs ([`FlowQueues`]), the DRR round ([`DrrRound`]) and, for the
+//! FIFOs ([`PooledQueues`]), the DRR round ([`DrrRound`]) and, for the
 //! disciplines that look for the longest queue, the O(1) length table
 //! ([`QueueLengths`]). The discard policies (LQD, TDRR, QSDRR, DTDRR,
 //! DSDRR) and WDRR differ only in what they do around it.
@@ -8,13 +8,13 @@
 //! The report states that its discard policies are not specific to DRR
 //! (digest 000, section 2.4): the scheduler here is DRR throughout.
 
-use crate::blocks::{DrrRound, FlowQueues, FlowWeights, QueueLengths, QueueMap};
+use crate::blocks::{DrrRound, FlowWeights, PooledQueues, QueueLengths, QueueMap};
 use crate::{Backlog, Limit, Packet, Time};
 
 #[derive(Debug)]
 pub struct DrrQueues<P> {
     map: QueueMap,
-    queues: FlowQueues<P>,
+    queues: PooledQueues<P>,
     round: DrrRound,
     lengths: Option<QueueLengths>,
     quantum: u64,
@@ -28,7 +28,7 @@ impl<P: Packet> DrrQueues<P> {
         let n = map.queue_count();
         Self {
             map,
-            queues: FlowQueues::new(n),
+            queues: PooledQueues::new(n),
             round: DrrRound::new(n, quantum),
             lengths: track_lengths.then(|| QueueLengths::new(n)),
             quantum,

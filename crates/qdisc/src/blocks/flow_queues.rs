@@ -1,9 +1,19 @@
 //! A set of FIFO queues, indexed by number, each with its packet and byte
-//! count, and the totals. The storage of every multi-queue discipline.
+//! count, and the totals: one ring buffer per queue. The storage of the
+//! multi-queue disciplines but the DRR family (which keeps its many short
+//! queues in one pool, [`crate::blocks::PooledQueues`]), and of CoDel and
+//! PIE's single queue.
 
 use std::collections::VecDeque;
 
 use crate::{Backlog, Packet};
+
+/// What a scheduler ([`crate::DrrRound`]) needs of a set of FIFOs.
+pub trait Fifos<P> {
+    fn head(&self, q: usize) -> Option<&P>;
+    fn pop_front(&mut self, q: usize) -> Option<P>;
+    fn is_empty(&self, q: usize) -> bool;
+}
 
 #[derive(Debug)]
 pub struct FlowQueues<P> {
@@ -104,5 +114,20 @@ impl<P: Packet> FlowQueues<P> {
         self.bytes[q] -= size;
         self.total.bytes -= size;
         self.total.packets -= 1;
+    }
+}
+
+impl<P: Packet> Fifos<P> for FlowQueues<P> {
+    #[inline]
+    fn head(&self, q: usize) -> Option<&P> {
+        FlowQueues::head(self, q)
+    }
+    #[inline]
+    fn pop_front(&mut self, q: usize) -> Option<P> {
+        FlowQueues::pop_front(self, q)
+    }
+    #[inline]
+    fn is_empty(&self, q: usize) -> bool {
+        FlowQueues::is_empty(self, q)
     }
 }

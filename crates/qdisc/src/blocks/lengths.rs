@@ -19,11 +19,16 @@ use crate::rng::Rng;
 /// queues are not tracked).
 const NIL: u32 = 0;
 
+#[derive(Clone, Copy, Debug, Default)]
+struct Place {
+    len: u32,
+    pos: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct QueueLengths {
-    len: Vec<u32>,
-    /// Index of the queue in `members[len]`.
-    pos: Vec<u32>,
+    /// Each queue's length and its index in `members[len]`, side by side.
+    at: Vec<Place>,
     /// Queues of each length (index 0 unused).
     members: Vec<Vec<u32>>,
     /// Next larger / smaller length present, or NIL.
@@ -37,8 +42,7 @@ pub struct QueueLengths {
 impl QueueLengths {
     pub fn new(count: usize) -> Self {
         Self {
-            len: vec![0; count],
-            pos: vec![0; count],
+            at: vec![Place::default(); count],
             members: vec![Vec::new()],
             up: vec![NIL],
             down: vec![NIL],
@@ -48,18 +52,17 @@ impl QueueLengths {
 
     /// Add one empty queue; returns its number.
     pub fn add_queue(&mut self) -> usize {
-        self.len.push(0);
-        self.pos.push(0);
-        self.len.len() - 1
+        self.at.push(Place::default());
+        self.at.len() - 1
     }
 
     pub fn count(&self) -> usize {
-        self.len.len()
+        self.at.len()
     }
 
     #[inline]
     pub fn len(&self, q: usize) -> u32 {
-        self.len[q]
+        self.at[q].len
     }
 
     /// Number of non-empty queues.
@@ -118,16 +121,18 @@ impl QueueLengths {
     /// non-empty queue (true if it is the only non-empty queue).
     #[inline]
     pub fn is_strictly_shortest(&self, q: usize) -> bool {
-        let l = self.len[q];
+        let l = self.at[q].len;
         l > 0 && l == self.min && self.members[l as usize].len() == 1
     }
 
     /// Queue `q` grew by one packet.
     #[inline]
     pub fn inc(&mut self, q: usize) {
-        let l = self.len[q];
+        let l = self.at[q].len;
         let n = l + 1;
-        self.ensure(n);
+        if self.members.len() <= n as usize {
+            self.ensure(n);
+        }
         if self.members[n as usize].is_empty() {
             // Link n just above l (or at the bottom if q was empty).
             let below = if l == 0 { NIL } else { l };
@@ -144,7 +149,7 @@ impl QueueLengths {
     /// Queue `q` shrank by one packet. `q` must be non-empty.
     #[inline]
     pub fn dec(&mut self, q: usize) {
-        let l = self.len[q];
+        let l = self.at[q].len;
         debug_assert!(l > 0, "dec of an empty queue");
         let n = l - 1;
         if n > 0 && self.members[n as usize].is_empty() {
@@ -154,13 +159,14 @@ impl QueueLengths {
         }
         self.leave(q, l);
         if n == 0 {
-            self.len[q] = 0;
+            self.at[q].len = 0;
             self.non_empty -= 1;
         } else {
             self.join(q, n);
         }
     }
 
+    #[cold]
     fn ensure(&mut self, l: u32) {
         while self.members.len() <= l as usize {
             self.members.push(Vec::new());
@@ -170,6 +176,7 @@ impl QueueLengths {
     }
 
     /// Put length `n` into the list just above `below` (NIL: at the bottom).
+    #[inline]
     fn link_above(&mut self, below: u32, n: u32) {
         let above = if below == NIL {
             self.min
@@ -190,6 +197,7 @@ impl QueueLengths {
         }
     }
 
+    #[inline]
     fn unlink(&mut self, l: u32) {
         let (below, above) = (self.down[l as usize], self.up[l as usize]);
         if below == NIL {
@@ -204,19 +212,21 @@ impl QueueLengths {
         }
     }
 
+    #[inline]
     fn join(&mut self, q: usize, l: u32) {
         let b = &mut self.members[l as usize];
-        self.pos[q] = b.len() as u32;
+        self.at[q].pos = b.len() as u32;
         b.push(q as u32);
-        self.len[q] = l;
+        self.at[q].len = l;
     }
 
+    #[inline]
     fn leave(&mut self, q: usize, l: u32) {
         let b = &mut self.members[l as usize];
-        let p = self.pos[q] as usize;
+        let p = self.at[q].pos as usize;
         b.swap_remove(p);
         if let Some(&moved) = b.get(p) {
-            self.pos[moved as usize] = p as u32;
+            self.at[moved as usize].pos = p as u32;
         }
         if b.is_empty() {
             self.unlink(l);

@@ -1,6 +1,6 @@
 //! Mechanisms several disciplines share, written once (DESIGN.md): seeded
 //! hash families, EWMA with idle-time correction, per-queue FIFOs with byte
-//! counts, the deficit round robin (and FQ-CoDel's sparse-flow variant),
+//! counts (a ring each, or lists in one shared pool), the deficit round robin (and FQ-CoDel's sparse-flow variant),
 //! SFED's token buckets, the CoDel control loop, time-stamped packets,
 //! per-queue lengths with O(1) longest and shortest, an indexed heap, Bloom
 //! filters and the Bloom-filter flow distributor, the flow-to-queue map, and
@@ -16,6 +16,7 @@ pub mod flow_queues;
 pub mod hash;
 pub mod indexed_heap;
 pub mod lengths;
+pub mod pooled_queues;
 pub mod queue_map;
 pub mod stamped;
 pub mod token_buckets;
@@ -26,10 +27,11 @@ pub use codel::{CodelParams, CodelQueue, CodelVars, FlowHead};
 pub use drr::{DrrRound, SparseRound};
 pub use drr_queues::{ever_fits, free_space, DrrQueues};
 pub use ewma::Ewma;
-pub use flow_queues::FlowQueues;
+pub use flow_queues::{Fifos, FlowQueues};
 pub use hash::HashFamily;
 pub use indexed_heap::IndexedHeap;
 pub use lengths::QueueLengths;
+pub use pooled_queues::PooledQueues;
 pub use queue_map::{FlowMap, FlowWeights, KeyHasher, QueueMap};
 pub use stamped::Stamped;
 pub use token_buckets::TokenBuckets;
