@@ -205,3 +205,16 @@ pub fn series(r: &aqmlab_sim::Results, metric: &str, entity: &str) -> Vec<(f64, 
         .map(|i| (t[i], v[i]))
         .collect()
 }
+
+/// `scenario` run to its end, with the FIFOs reserving their departures as
+/// the simulator does, or (`reserve` false) with every link on events: the
+/// reference the reservations are tested against.
+pub fn run_reserving(scenario: Scenario, reserve: bool) -> aqmlab_sim::Results {
+    scenario.check().unwrap();
+    let mut sim = aqmlab_sim::Simulation::new(scenario);
+    if !reserve {
+        sim.without_reservations();
+    }
+    assert!(sim.run(|_| true));
+    aqmlab_sim::Results::collect(sim, 0.0)
+}

@@ -8,7 +8,7 @@
 //! whose arrivals are events.
 
 mod common;
-use aqmlab_sim::{Results, Simulation};
+use aqmlab_sim::Results;
 use common::*;
 
 fn slow_receivers() -> aqmlab_sim::Scenario {
@@ -39,20 +39,12 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
     s
 }
 
-fn run(express: bool) -> Results {
-    let scenario = slow_receivers();
-    scenario.check().unwrap();
-    let mut sim = Simulation::new(scenario);
-    if !express {
-        sim.without_reservations();
-    }
-    assert!(sim.run(|_| true));
-    Results::collect(sim, 0.0)
-}
-
 #[test]
 fn express_links_do_what_events_would() {
-    let (fast, slow) = (run(true), run(false));
+    let (fast, slow) = (
+        run_reserving(slow_receivers(), true),
+        run_reserving(slow_receivers(), false),
+    );
     let events = |r: &Results| match r.summary_value("events") {
         Some(aqmlab_sim::Scalar::U64(n)) => *n,
         other => panic!("events: {other:?}"),

@@ -14,13 +14,13 @@
 mod common;
 use aqmlab_qdisc::{Limit, QdiscSpec};
 use aqmlab_sim::metrics::Column;
-use aqmlab_sim::{Results, Simulation};
+use aqmlab_sim::Results;
 use common::*;
 
 const FLOWS: usize = 12;
 
 fn slow_receiver(i: usize) -> bool {
-    i % 2 == 0
+    i.is_multiple_of(2)
 }
 
 fn scenario() -> aqmlab_sim::Scenario {
@@ -62,17 +62,6 @@ fn scenario() -> aqmlab_sim::Scenario {
     s
 }
 
-fn run(reserve: bool) -> Results {
-    let scenario = scenario();
-    scenario.check().unwrap();
-    let mut sim = Simulation::new(scenario);
-    if !reserve {
-        sim.without_reservations();
-    }
-    assert!(sim.run(|_| true));
-    Results::collect(sim, 0.0)
-}
-
 /// One cell of a table, printed (columns differ in type).
 fn cell(column: &Column, row: usize) -> String {
     match column {
@@ -89,7 +78,10 @@ fn cell(column: &Column, row: usize) -> String {
 
 #[test]
 fn reserved_fifos_do_what_events_would() {
-    let (fast, slow) = (run(true), run(false));
+    let (fast, slow) = (
+        run_reserving(scenario(), true),
+        run_reserving(scenario(), false),
+    );
     let u64_of = |r: &Results, key: &str| match r.summary_value(key) {
         Some(aqmlab_sim::Scalar::U64(n)) => *n,
         other => panic!("{key}: {other:?}"),
