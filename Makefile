@@ -26,8 +26,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q $$($(PY) -c "import tomllib;d=tomllib.load(open('pyproject.toml','rb'))['project'];print(' '.join(repr(x) for x in d['dependencies']+d['optional-dependencies']['test']))" | tr -d "'")
 	touch $(STAMP)
 
+# The core with profile-guided optimization (tools/pgo.py: an instrumented build,
+# a minute of training on scenarios/, the optimized build); AQMLAB_PGO=0 builds
+# plainly, in a third of the time.
 build: $(STAMP)
-	cd $(CURDIR) && maturin develop --release -q
+	cd $(CURDIR) && $(PY) tools/pgo.py
 
 demo: setup
 	aqmlab run scenarios/dumbbell.toml --out results/dumbbell --plot

@@ -66,6 +66,13 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+def core_build() -> str:
+    """How the core was built (tools/pgo.py): its speed depends on it."""
+    from aqmlab.run import _core
+
+    return _core().build()
+
+
 def run_once(scenario: Path) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, str(scenario)], capture_output=True, text=True)
     if out.returncode != 0:
@@ -155,13 +162,14 @@ def main() -> None:
     args = ap.parse_args()
 
     chosen = cases() if args.all else (args.case or ["dumbbell-1000"])
-    print(f"machine      {machine()}\n")
+    print(f"machine      {machine()}")
+    print(f"core build   {core_build()} (tools/pgo.py: pgo = profile-guided, release = plain)\n")
     figures = []
     for case in chosen:
         figures.append(measure(case, args.repeat))
         report(figures[-1])
     if args.json:
-        args.json.write_text(json.dumps({"machine": machine(), "cases": figures}, indent=1) + "\n")
+        args.json.write_text(json.dumps({"machine": machine(), "core_build": core_build(), "cases": figures}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

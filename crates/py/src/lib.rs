@@ -158,10 +158,19 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// How the extension was built: "pgo" (profile-guided, `tools/pgo.py`),
+/// "release", "instrumented" (PGO's training build) or "unknown" (built
+/// without `tools/pgo.py`). Benchmarks print it beside their figures.
+#[pyfunction]
+fn build() -> &'static str {
+    option_env!("AQMLAB_BUILD").unwrap_or("unknown")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(validate_qdisc, m)?)?;
     Ok(())
 }
