@@ -51,7 +51,6 @@ for path in sys.argv[1:]:
     seconds = min(units.parse_time(d.get("duration", "10s"), "duration") / 1e9, {TRAIN_SECONDS})
     d["duration"] = f"{{seconds}}s"
     d["warmup"] = f"{{seconds / 2}}s"
-    d.pop("sweep", None)
     aqmlab.run(d)
     print(f"  trained on {{Path(path).name}} ({{seconds:g}} s)", flush=True)
 """
