@@ -3,6 +3,7 @@
     cargo build --release -p aqmlab-sim --example dumbbell_bench
     cp target/release/examples/dumbbell_bench /tmp/before    # and so on
     python bench/compare.py /tmp/before /tmp/after [--runs 6] [--flows 1000] [--seconds 20]
+        [--qdisc '{"kind": "qsdrr", "limit": {"packets": 290}}']
 
 On a shared machine one run says little: another process can take the core
 for part of it. The builds are run in turn (A, B, A, B, ...) so that a busy
@@ -18,8 +19,9 @@ import statistics
 import subprocess
 
 
-def rate(binary: str, flows: int, seconds: int) -> float:
-    out = subprocess.run([binary, str(flows), str(seconds)], capture_output=True, text=True, check=True).stdout
+def rate(binary: str, flows: int, seconds: int, qdisc: str | None) -> float:
+    cmd = [binary, str(flows), str(seconds)] + ([qdisc] if qdisc else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return float(re.search(r"([0-9.]+) M/s", out).group(1))
 
 
@@ -29,12 +31,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--flows", type=int, default=1000)
     ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--qdisc", help="the bottleneck's discipline as JSON (default DropTail)")
     args = ap.parse_args()
 
     rates: dict[str, list[float]] = {b: [] for b in args.binaries}
     for _ in range(args.runs):
         for b in args.binaries:
-            rates[b].append(rate(b, args.flows, args.seconds))
+            rates[b].append(rate(b, args.flows, args.seconds, args.qdisc))
     first = max(rates[args.binaries[0]])
     for b, r in rates.items():
         print(f"{b}: best {max(r):.2f} M data packets/s ({max(r) / first - 1:+.0%}), median {statistics.median(r):.2f}, "
