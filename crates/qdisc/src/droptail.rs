@@ -28,7 +28,9 @@ pub(crate) struct Buffer<P> {
 /// blocks, the box and the ring) was 6-8% of the instructions of a
 /// dumbbell's run. Kept by the caller in the `Verdicts` sink it passes to
 /// every call, at most `Spares::MOST` of them, so the memory they hold
-/// stays small whatever the number of links.
+/// stays small whatever the number of links. Boxed on purpose: a FIFO
+/// holds its buffer boxed, and the box itself is what is lent.
+#[allow(clippy::vec_box)]
 pub(crate) struct Spares<P>(Vec<Box<Buffer<P>>>);
 
 impl<P> Default for Spares<P> {
