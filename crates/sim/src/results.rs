@@ -34,7 +34,7 @@ impl Results {
             .iter()
             .zip(flows.f64("throughput_bps"))
             .filter(
-                |(f, _)| matches!(&*f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
+                |(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
             )
             .map(|(_, &x)| x)
             .collect();
@@ -139,9 +139,9 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
         start.push(secs(f.start));
         size.push(f.size_bytes());
         delivered.push(f.delivered);
-        thr.push(f.delivered_window as f64 * 8.0 / window_s);
+        thr.push(f.delivered_window() as f64 * 8.0 / window_s);
         rtt.push(secs(sim.base_rtt(f.forward, f.reverse)));
-        match &*f.transport {
+        match &f.transport {
             Transport::Tcp(t) => {
                 let c = &t.sender.counters;
                 packets.push(c.packets_sent);
@@ -177,7 +177,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
             codes: sim.flows.iter().map(|f| f.group).collect(),
         },
     );
-    let kinds = sim.flows.iter().map(|f| match *f.transport {
+    let kinds = sim.flows.iter().map(|f| match f.transport {
         Transport::Tcp(_) => "tcp",
         Transport::Udp(_) => "udp",
     });

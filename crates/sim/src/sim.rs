@@ -23,18 +23,23 @@ const STREAM_QDISC: u64 = 1 << 40;
 const STREAM_FLOW: u64 = 2 << 40;
 const STREAM_ARRIVAL: u64 = 3 << 40;
 
+/// A TCP flow's state, in the order its cache lines are read (see
+/// [`Flow`]): first what a data packet reaching the receiver reads (the
+/// receiver, the profile), then the sender (an ACK), then the timers'
+/// pending events and what only transfers' ends and the results read.
+#[repr(C)]
 pub struct TcpFlow {
-    pub profile: u32,
-    pub sender: TcpSender,
     pub receiver: TcpReceiver,
-    /// On-off sources only: the idle time between transfers, their tally.
-    pub on_off: Option<Box<OnOff>>,
+    pub profile: u32,
+    pub trace_cwnd: bool,
+    pub sender: TcpSender,
     /// Time of the pending `RtoTimer` event, if any (lazily cancelled).
     timer_event_at: MaybeTime,
     delack_event_at: MaybeTime,
+    /// On-off sources only: the idle time between transfers, their tally.
+    pub on_off: Option<Box<OnOff>>,
     /// Time the first transfer took, once it is done.
     pub first_completion: MaybeTime,
-    pub trace_cwnd: bool,
 }
 
 impl TcpFlow {
@@ -87,33 +92,73 @@ pub struct UdpFlow {
     rng: Rng,
 }
 
-/// Boxed in the flow, whichever it is: its inline part stays small, and
-/// one box is a pointer where an enum of two boxes takes 16 bytes.
+/// Held in the flow itself: a TCP flow's state is read on every packet
+/// of the flow that reaches an end host, and a box put a dependent load
+/// (the flow, then its box, each a cache miss at scale) in front of it.
+/// A UDP source, rarer and larger, stays boxed so that it does not size
+/// every flow.
 pub enum Transport {
     Tcp(TcpFlow),
-    Udp(UdpFlow),
+    Udp(Box<UdpFlow>),
 }
 
 /// A flow. Its end hosts and base RTT, which only the results need, are
 /// read off its routes then.
+///
+/// Laid out by cache line, 256 bytes on a 64-byte boundary (as a boxed
+/// TCP state and the flow cost before, 200 + 56): line 0 holds what a data
+/// packet reaching the receiver reads (routes, delivered bytes, size, the
+/// TCP receiver and profile), lines 1 and 2 the TCP sender (an ACK), line 3
+/// the timers' pending events and what the results and transfers' ends
+/// read. A packet reaching an end host then reads one line (data) or four
+/// (ACK) at an address computed from the flow id, with no pointer to follow
+/// first. The size guard in network.rs checks the offsets.
+#[repr(C, align(64))]
 pub struct Flow {
-    pub group: u32,
     pub forward: RouteRef,
     pub reverse: RouteRef,
-    pub start: Time,
+    /// Unique payload bytes delivered in order, whole run.
+    pub delivered: u64,
     /// Payload bytes requested (`None`: long-lived or UDP).
     size: Option<NonZeroU64>,
-    /// Unique payload bytes delivered in order, whole run and in the window.
-    pub delivered: u64,
-    pub delivered_window: u64,
-    pub transport: Box<Transport>,
+    pub transport: Transport,
+    pub group: u32,
+    pub start: Time,
+    /// `delivered` when the measurement window opened (0 for a flow that
+    /// started in it): the window's bytes are the difference, so that a
+    /// packet writes one counter, not two.
+    delivered_at_warmup: u64,
 }
 
 impl Flow {
+    fn new(
+        group: u32,
+        (forward, reverse): (RouteRef, RouteRef),
+        start: Time,
+        size_bytes: Option<u64>,
+        transport: Transport,
+    ) -> Self {
+        Self {
+            forward,
+            reverse,
+            delivered: 0,
+            size: size_bytes.and_then(NonZeroU64::new),
+            transport,
+            group,
+            start,
+            delivered_at_warmup: 0,
+        }
+    }
+
     /// Payload bytes requested (`None`: long-lived or UDP).
     #[inline]
     pub fn size_bytes(&self) -> Option<u64> {
         self.size.map(NonZeroU64::get)
+    }
+
+    /// Unique payload bytes delivered in order in the measurement window.
+    pub fn delivered_window(&self) -> u64 {
+        self.delivered - self.delivered_at_warmup
     }
 }
 
@@ -320,7 +365,7 @@ impl Simulation {
                     tagged,
                     source,
                 } => {
-                    let udp = UdpFlow {
+                    let udp = Box::new(UdpFlow {
                         packet_size: *packet_size,
                         class: if *tagged {
                             TrafficClass::UdpTagged
@@ -334,7 +379,7 @@ impl Simulation {
                         packets_sent: 0,
                         bytes_sent: 0,
                         rng: self.flow_rng(),
-                    };
+                    });
                     self.add_flow(group, route, *start_ns, None, Transport::Udp(udp));
                 }
             }
@@ -411,18 +456,9 @@ impl Simulation {
         let group = self.groups.intern(group);
         let forward = self.routes.intern(&route.path);
         let reverse = self.routes.intern(&route.reverse_path);
-        let flow = Flow {
-            group,
-            forward,
-            reverse,
-            start,
-            size: size_bytes.and_then(NonZeroU64::new),
-            delivered: 0,
-            delivered_window: 0,
-            transport: Box::new(transport),
-        };
+        let flow = Flow::new(group, (forward, reverse), start, size_bytes, transport);
         self.flows.push(flow);
-        let event = match *self.flows[id as usize].transport {
+        let event = match self.flows[id as usize].transport {
             Transport::Tcp(_) => Event::FlowStart(id),
             Transport::Udp(_) => Event::UdpSend(id),
         };
@@ -797,17 +833,13 @@ impl Simulation {
     fn arrive_at_endpoint(&mut self, packet: SimPacket) {
         self.ledger.received += 1;
         let now = self.now;
-        let warm = self.warmed_up;
         let f = packet.flow as usize;
         let flow = &mut self.flows[f];
         let size_bytes = flow.size_bytes();
-        match &mut *flow.transport {
+        match &mut flow.transport {
             Transport::Udp(_) => {
                 self.ledger.data_received += 1;
                 flow.delivered += packet.size as u64;
-                if warm {
-                    flow.delivered_window += packet.size as u64;
-                }
             }
             Transport::Tcp(tcp) => {
                 let p = &self.scenario.tcp_profiles[tcp.profile as usize];
@@ -826,9 +858,6 @@ impl Simulation {
                                     .sum()
                             };
                             flow.delivered += bytes;
-                            if warm {
-                                flow.delivered_window += bytes;
-                            }
                         }
                         if let Some(t) = tcp.receiver.delack_deadline.get() {
                             if tcp.delack_event_at.get().is_none_or(|e| t < e) {
@@ -868,7 +897,7 @@ impl Simulation {
         let now = self.now;
         let flow = &mut self.flows[f];
         let start = flow.start;
-        let Transport::Tcp(tcp) = &mut *flow.transport else {
+        let Transport::Tcp(tcp) = &mut flow.transport else {
             return;
         };
         let transfer_start = tcp.on_off.as_ref().map_or(start, |o| o.transfer_start);
@@ -887,7 +916,7 @@ impl Simulation {
     /// Make sure the flow's retransmission timer event is at or before its
     /// deadline; later events are left in the list and ignored when they fire.
     fn arm_rto(&mut self, f: usize) {
-        let Transport::Tcp(tcp) = &mut *self.flows[f].transport else {
+        let Transport::Tcp(tcp) = &mut self.flows[f].transport else {
             return;
         };
         if let Some(deadline) = tcp.sender.rto_deadline.get() {
@@ -900,7 +929,7 @@ impl Simulation {
 
     fn rto_timer(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
         if tcp.timer_event_at.get() != Some(now) {
@@ -921,7 +950,7 @@ impl Simulation {
 
     fn delayed_ack(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
         if tcp.delack_event_at.get() != Some(now) {
@@ -944,7 +973,7 @@ impl Simulation {
 
     fn flow_start(&mut self, f: u32) {
         let now = self.now;
-        let Transport::Tcp(tcp) = &mut *self.flows[f as usize].transport else {
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
@@ -963,7 +992,7 @@ impl Simulation {
     fn udp_send(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let Transport::Udp(udp) = &mut *flow.transport else {
+        let Transport::Udp(udp) = &mut flow.transport else {
             return;
         };
         if udp.stop.is_some_and(|s| now >= s) {
@@ -1037,16 +1066,9 @@ impl Simulation {
         let p = &self.scenario.tcp_profiles[profile as usize];
         let id = self.flows.len() as u32;
         let tcp = TcpFlow::new(profile, TcpSender::new(p, Some(size)), None, false);
-        self.flows.push(Flow {
-            group,
-            forward,
-            reverse,
-            start: now,
-            size: NonZeroU64::new(size),
-            delivered: 0,
-            delivered_window: 0,
-            transport: Box::new(Transport::Tcp(tcp)),
-        });
+        let routes = (forward, reverse);
+        let flow = Flow::new(group, routes, now, Some(size), Transport::Tcp(tcp));
+        self.flows.push(flow);
         self.flow_start(id);
     }
 
@@ -1054,6 +1076,9 @@ impl Simulation {
 
     fn open_window(&mut self) {
         self.warmed_up = true;
+        for flow in &mut self.flows {
+            flow.delivered_at_warmup = flow.delivered;
+        }
         self.release_all_started(self.now);
         for link in &self.links {
             self.at_warmup.push(WindowStart::of(link.qdisc.stats()));
@@ -1091,7 +1116,7 @@ impl Simulation {
         let mut in_ca = 0u32;
         let mut active = 0u32;
         for (i, flow) in self.flows.iter().enumerate() {
-            if let Transport::Tcp(tcp) = &*flow.transport {
+            if let Transport::Tcp(tcp) = &flow.transport {
                 if tcp.sender.phase == crate::tcp::Phase::Established {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     active += 1;
