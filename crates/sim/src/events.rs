@@ -212,11 +212,13 @@ impl EventQueue {
         self.current.pop().map(|e| (e.time, e.event))
     }
 
-    /// The event after the one `pop` just returned, when it is already at
-    /// hand (in the slot being drained), to fetch its data early.
+    /// The event `k` places after the one `pop` just returned (0: the
+    /// next), when it is already at hand (in the slot being drained), to
+    /// fetch its data early.
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
-        self.current.last().map(|e| e.event)
+    pub fn peek(&self, k: usize) -> Option<Event> {
+        let i = self.current.len().checked_sub(k + 1)?;
+        Some(self.current[i].event)
     }
 
     /// Turn the wheel to the next non-empty slot and sort it into `current`.

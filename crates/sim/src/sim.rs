@@ -434,13 +434,19 @@ impl Simulation {
     pub fn run(&mut self, mut progress: impl FnMut(f64) -> bool) -> bool {
         let end = self.scenario.duration_ns;
         let mut last_report = std::time::Instant::now();
+        // With few flows their state stays in the caches, and fetching
+        // several events ahead costs more than it saves (docs/performance.md,
+        // "Prefetching events ahead").
+        let deep_prefetch = self.flows.len() + self.links.len() >= DEEP_PREFETCH_FROM;
         while let Some((time, event)) = self.events.pop() {
             if time > end {
                 break;
             }
             self.now = time;
             self.events_processed += 1;
-            if let Some(next) = self.events.peek() {
+            if deep_prefetch {
+                self.prefetch_ahead();
+            } else if let Some(next) = self.events.peek(0) {
                 self.prefetch_for(next);
             }
             self.dispatch(event);
@@ -479,6 +485,52 @@ impl Simulation {
             prefetch(link);
             if let (Event::PipeHead(_), Some(packet)) = (event, self.pipes.front(&link.pipe)) {
                 prefetch(packet);
+            }
+        }
+    }
+
+    /// Ask the caches early for what the coming events will read. Each
+    /// event's data is a chain of loads (a pipe head's link, then its
+    /// packet, then the packet's route and flow, then the next link or the
+    /// flow's transport), so the chain is walked in stages, one link of it
+    /// per event ahead: each stage reads only what the stage before
+    /// fetched, an event earlier. With many flows nearly every one of these
+    /// loads misses the caches; fetched this way they overlap the events
+    /// before.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        if let Some(event) = self.events.peek(3) {
+            match event {
+                Event::PipeHead(l) | Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
+                Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch(&self.flows[f as usize]),
+                _ => {}
+            }
+        }
+        if let Some(event) = self.events.peek(2) {
+            match event {
+                Event::PipeHead(l) => {
+                    if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+                        prefetch(packet);
+                    }
+                }
+                Event::RtoTimer(f) | Event::DelayedAck(f) => {
+                    prefetch_all(&*self.flows[f as usize].transport)
+                }
+                _ => {}
+            }
+        }
+        if let Some(Event::PipeHead(l)) = self.events.peek(1) {
+            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+                prefetch(self.routes.entry(packet.route, packet.hop + 1));
+                prefetch(&self.flows[packet.flow as usize]);
+            }
+        }
+        if let Some(Event::PipeHead(l)) = self.events.peek(0) {
+            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+                match self.routes.link(packet.route, packet.hop + 1) {
+                    Some(next) => prefetch_all(&self.links[next as usize]),
+                    None => prefetch_all(&*self.flows[packet.flow as usize].transport),
+                }
             }
         }
     }
@@ -1124,6 +1176,21 @@ fn prefetch<T>(value: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
+}
+
+/// Flows plus links from which `Simulation::run` fetches the data of
+/// events several places ahead (`prefetch_ahead`) instead of the next
+/// event's link and packet only (`prefetch_for`).
+const DEEP_PREFETCH_FROM: usize = 8_000;
+
+/// `prefetch` for every cache line of `value`.
+#[inline(always)]
+fn prefetch_all<T>(value: &T) {
+    let start = value as *const T as usize;
+    for line in (start & !63..start + std::mem::size_of::<T>()).step_by(64) {
+        // SAFETY: as in `prefetch`: a hint, within the value's own bytes.
+        prefetch(unsafe { &*(line as *const u8) });
+    }
 }
 
 /// Draw from a distribution (values in the distribution's own unit).
