@@ -19,7 +19,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::pool::{Bag, List, Pool};
+use crate::pool::{Bag, List, Pool, Walk};
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
@@ -112,6 +112,10 @@ pub struct EventQueue {
     far_coarse: u64,
     on_wheel: usize,
     scheduled: u64,
+    /// The next slot's bag, walked a node per pop while `current` drains
+    /// (if `walk_ahead`).
+    ahead: Walk,
+    walk_ahead: bool,
 }
 
 impl Default for EventQueue {
@@ -131,6 +135,8 @@ impl Default for EventQueue {
             far_coarse: u64::MAX,
             on_wheel: 0,
             scheduled: 0,
+            ahead: Walk::default(),
+            walk_ahead: false,
         }
     }
 }
@@ -209,14 +215,19 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
+        if self.walk_ahead {
+            self.pool.step_ahead(&mut self.ahead);
+        }
         self.current.pop().map(|e| (e.time, e.event))
     }
 
-    /// The event after the one `pop` just returned, when it is already at
-    /// hand (in the slot being drained), to fetch its data early.
+    /// The event `k` places after the one `pop` just returned (0: the
+    /// next), when it is already at hand (in the slot being drained), to
+    /// fetch its data early.
     #[inline]
-    pub fn peek(&self) -> Option<Event> {
-        self.current.last().map(|e| e.event)
+    pub fn peek(&self, k: usize) -> Option<Event> {
+        let i = self.current.len().checked_sub(k + 1)?;
+        Some(self.current[i].event)
     }
 
     /// Turn the wheel to the next non-empty slot and sort it into `current`.
@@ -258,6 +269,12 @@ impl EventQueue {
                 // one time is kept in reverse, and a stable sort by time
                 // alone orders them exactly as (time, order) would.
                 self.current.sort_by_key(|e| Reverse(e.time));
+                self.ahead = if self.walk_ahead && self.on_wheel > 0 {
+                    let n = next_set(&self.occupied, self.cursor);
+                    self.pool.walk(&self.slots[(n & MASK) as usize])
+                } else {
+                    Walk::default()
+                };
                 return true;
             }
         }
@@ -315,6 +332,12 @@ impl EventQueue {
             self.far.pop();
             self.place(time, event);
         }
+    }
+
+    /// Walk each slot's events ahead of draining it (`Pool::step_ahead`):
+    /// worth it only when the events are too many to stay in the caches.
+    pub fn walk_ahead(&mut self, on: bool) {
+        self.walk_ahead = on;
     }
 
     pub fn scheduled(&self) -> u64 {
@@ -412,6 +435,8 @@ mod tests {
         let total: u64 = mix.iter().map(|m| m.0).sum();
         let mut rng = Rng::new(seed);
         let mut cal = EventQueue::default();
+        // The walk ahead only reads: half the tests run with it.
+        cal.walk_ahead(seed % 2 == 1);
         let mut heap = BinaryHeap::new();
         let mut order = 0u64;
         let mut now = 0u64;

@@ -14,6 +14,7 @@ pub mod names;
 pub mod network;
 pub mod packet;
 pub mod pool;
+mod prefetch;
 pub mod results;
 pub mod scenario;
 pub mod sim;

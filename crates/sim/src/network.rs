@@ -167,6 +167,12 @@ impl Routes {
         (l != END).then_some(l)
     }
 
+    /// Where the link at `hop` of the route is kept (to fetch it early).
+    #[inline]
+    pub fn entry(&self, route: RouteRef, hop: u8) -> &u32 {
+        &self.links[route as usize + hop as usize]
+    }
+
     /// Every link of every route interned so far, with the link before it
     /// on that route (`None` on a first hop: the host feeds it).
     pub fn hops(&self) -> impl Iterator<Item = (Option<u32>, u32)> + '_ {

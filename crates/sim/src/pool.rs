@@ -5,6 +5,8 @@
 //! growable buffer per list would. Push and pop are O(1) and allocate
 //! nothing once the pool is warm.
 
+use crate::prefetch::prefetch;
+
 const NIL: u32 = u32::MAX;
 
 struct Node<T> {
@@ -47,6 +49,18 @@ pub struct Bag {
 impl Default for Bag {
     fn default() -> Self {
         Self { head: NIL }
+    }
+}
+
+/// A position in a bag walked ahead of its draining (`Pool::step_ahead`).
+/// Only a hint: if the bag changes meanwhile, the walk goes astray
+/// harmlessly (it reads nodes, never writes them).
+#[derive(Clone, Copy, Debug)]
+pub struct Walk(u32);
+
+impl Default for Walk {
+    fn default() -> Self {
+        Self(NIL)
     }
 }
 
@@ -128,6 +142,30 @@ impl<T: Copy> Pool<T> {
         self.free = i;
         self.live -= 1;
         Some(item)
+    }
+
+    /// Where a walk of `bag` with `step_ahead` starts.
+    #[inline]
+    pub fn walk(&self, bag: &Bag) -> Walk {
+        if bag.head != NIL {
+            prefetch(&self.nodes[bag.head as usize]);
+        }
+        Walk(bag.head)
+    }
+
+    /// One node further along a walk, fetching the next node into the
+    /// caches: a bag's nodes lie anywhere in the pool, each found through
+    /// the one before, so walked in one go (`take_all`) every node can be a
+    /// cache miss the walk waits for. Walked a node at a time beforehand,
+    /// a step per event, they are in the caches when the bag is taken.
+    #[inline]
+    pub fn step_ahead(&self, walk: &mut Walk) {
+        if walk.0 != NIL {
+            walk.0 = self.nodes[walk.0 as usize].next;
+            if walk.0 != NIL {
+                prefetch(&self.nodes[walk.0 as usize]);
+            }
+        }
     }
 
     /// Move every item of `bag` to the end of `out` and return how many
