@@ -529,9 +529,9 @@ impl Simulation {
 
     /// Ask the caches early for what the coming events will read. Each
     /// event's data is a chain of loads (a pipe head's link, then its
-    /// packet, then the packet's route and flow, then the next link or the
-    /// flow's transport), so the chain is walked in stages, one link of it
-    /// per event ahead: each stage reads only what the stage before
+    /// packet, then the packet's route, then the next link or, at the end
+    /// of the route, the flow), so the chain is walked in stages, one link
+    /// of it per event ahead: each stage reads only what the stage before
     /// fetched, an event earlier. With many flows nearly every one of these
     /// loads misses the caches; fetched this way they overlap the events
     /// before.
@@ -540,34 +540,25 @@ impl Simulation {
         if let Some(event) = self.events.peek(3) {
             match event {
                 Event::PipeHead(l) | Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
-                Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch(&self.flows[f as usize]),
+                Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch_all(&self.flows[f as usize]),
                 _ => {}
             }
         }
-        if let Some(event) = self.events.peek(2) {
-            match event {
-                Event::PipeHead(l) => {
-                    if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
-                        prefetch(packet);
-                    }
-                }
-                Event::RtoTimer(f) | Event::DelayedAck(f) => {
-                    prefetch_all(&*self.flows[f as usize].transport)
-                }
-                _ => {}
+        if let Some(Event::PipeHead(l)) = self.events.peek(2) {
+            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+                prefetch(packet);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
             if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
                 prefetch(self.routes.entry(packet.route, packet.hop + 1));
-                prefetch(&self.flows[packet.flow as usize]);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(0) {
             if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
                 match self.routes.link(packet.route, packet.hop + 1) {
                     Some(next) => prefetch_all(&self.links[next as usize]),
-                    None => prefetch_all(&*self.flows[packet.flow as usize].transport),
+                    None => prefetch_all(&self.flows[packet.flow as usize]),
                 }
             }
         }
