@@ -1,10 +1,13 @@
-//! PyO3 glue only: a scenario (JSON text) in, columnar results out.
+//! PyO3 glue only: a scenario (a small JSON text and its numeric columns as
+//! buffers) in, columnar results out.
 //!
 //! The simulation runs with the GIL released; the progress callback takes
 //! it back briefly. A user's mistake becomes `ValueError`, anything else a
 //! Python exception too: a panic never crosses into Python as an abort.
 
-use aqmlab_sim::{Column, Results, RunError, Scalar, Table};
+use aqmlab_sim::scenario::ColumnMut;
+use aqmlab_sim::{Column, Results, RunError, Scalar, Scenario, ScenarioError, Table};
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -93,19 +96,99 @@ fn to_python<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> 
     Ok(out)
 }
 
-/// Run a resolved scenario given as JSON. `progress(simulated_seconds)` is
-/// called every quarter second or so of wall time.
+/// A buffer's integers, each converted to `T` (a column's type) with a
+/// check: numpy hands over whatever width and sign it holds.
+fn integers<T: TryFrom<i128>>(
+    py: Python<'_>,
+    buffer: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Vec<T>> {
+    fn convert<E: Element + Copy + Into<i128>, T: TryFrom<i128>>(
+        py: Python<'_>,
+        buffer: &PyBuffer<E>,
+        name: &str,
+    ) -> PyResult<Vec<T>> {
+        let cells = buffer.as_slice(py).ok_or_else(|| {
+            PyValueError::new_err(format!("{name}: the buffer is not contiguous"))
+        })?;
+        let mut out = Vec::with_capacity(cells.len());
+        for (i, cell) in cells.iter().enumerate() {
+            let v: i128 = cell.get().into();
+            let bad = |what: &str| ScenarioError::new(format!("{name}[{i}]"), what);
+            let error = if v < 0 {
+                bad(&format!("must not be negative, got {v}"))
+            } else {
+                match T::try_from(v) {
+                    Ok(x) => {
+                        out.push(x);
+                        continue;
+                    }
+                    Err(_) => bad(&format!("{v} is too large")),
+                }
+            };
+            return Err(PyValueError::new_err(error.to_string()));
+        }
+        Ok(out)
+    }
+    macro_rules! try_as {
+        ($($t:ty),*) => {$(
+            if let Ok(b) = PyBuffer::<$t>::get(buffer) {
+                return convert::<$t, T>(py, &b, name);
+            }
+        )*};
+    }
+    try_as!(u32, i64, u64, i32, u8, i8, u16, i16);
+    Err(PyValueError::new_err(format!(
+        "{name}: expected a buffer of integers"
+    )))
+}
+
+/// Fill the scenario's columns from `columns` (name -> buffer), each name
+/// the column's path in the JSON form ("links.rate_bps").
+fn fill_columns(
+    py: Python<'_>,
+    scenario: &mut Scenario,
+    columns: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    for (name, buffer) in columns.iter() {
+        let name: String = name.extract()?;
+        match scenario.column_mut(&name) {
+            Some(ColumnMut::U32(c)) => *c = integers(py, &buffer, &name)?,
+            Some(ColumnMut::U64(c)) => *c = integers(py, &buffer, &name)?,
+            Some(ColumnMut::Bool(c)) => {
+                let flags: Vec<u8> = integers(py, &buffer, &name)?;
+                if let Some(i) = flags.iter().position(|&f| f > 1) {
+                    let e = ScenarioError::new(format!("{name}[{i}]"), "must be 0 or 1");
+                    return Err(PyValueError::new_err(e.to_string()));
+                }
+                *c = flags.into_iter().map(|f| f == 1).collect();
+            }
+            None => return Err(PyValueError::new_err(format!("{name}: no such column"))),
+        }
+    }
+    Ok(())
+}
+
+/// Run a resolved scenario: `scenario_json` is its JSON form without the
+/// columns given in `columns` (name -> a buffer of integers, e.g. a numpy
+/// array), which take no more than their own size on the way in.
+/// `progress(simulated_seconds)` is called every quarter second or so of
+/// wall time.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None))]
+#[pyo3(signature = (scenario_json, columns, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
+    columns: &Bound<'py, PyDict>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let mut scenario: Scenario = serde_json::from_str(scenario_json)
+        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
+    fill_columns(py, &mut scenario, columns)?;
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            aqmlab_sim::run_json(scenario_json, |t| {
+            aqmlab_sim::run(scenario, |t| {
                 let Some(cb) = &progress else { return true };
                 Python::attach(|py| {
                     if let Err(e) = py.check_signals() {
