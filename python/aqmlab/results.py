@@ -3,7 +3,8 @@
 A results directory holds::
 
     scenario.toml        the user's scenario with every default filled in
-    resolved.json        the value the simulator ran (the Rust contract)
+    resolved.json        the value the simulator ran (the Rust contract; its links and
+                         flows column-wise, see aqmlab.contract)
     summary.json         run-level figures (sorted keys; no wall-clock values)
     timing.json          wall-clock figures (the only file that differs between reruns)
     flows.parquet        one row per flow
@@ -23,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+
+from . import contract
 
 #: Parquet settings: fixed, so files are reproducible byte for byte.
 PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "statistics": True}
@@ -93,7 +96,7 @@ class Results:
 
     Attributes: ``summary`` (dict), ``timing`` (dict of wall-clock figures),
     ``flows``, ``queues``, ``timeseries``, ``histograms`` (polars DataFrames),
-    ``scenario`` (the resolved contract dict) and ``source`` (the
+    ``scenario`` (the resolved contract dict, its columns numpy arrays) and ``source`` (the
     :class:`~aqmlab.scenario.Scenario`, when known).
     """
 
@@ -141,7 +144,7 @@ class Results:
         out.mkdir(parents=True, exist_ok=True)
         if self.source is not None:
             (out / "scenario.toml").write_text(self.source.to_toml(), encoding="utf-8")
-        (out / "resolved.json").write_text(dump_json(self.scenario), encoding="utf-8")
+        contract.write(out / "resolved.json", self.scenario)
         (out / "summary.json").write_text(dump_json(self.summary), encoding="utf-8")
         (out / "timing.json").write_text(dump_json(self.timing), encoding="utf-8")
         for name in _TABLES:
@@ -162,4 +165,4 @@ class Results:
             from .scenario import Scenario
 
             source = Scenario.load(d / "scenario.toml")
-        return cls(raw, json.loads((d / "resolved.json").read_text()), source, timing)
+        return cls(raw, contract.load(d / "resolved.json"), source, timing)
