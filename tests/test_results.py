@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import aqmlab
+from aqmlab import contract
 from aqmlab.errors import UserError
 from aqmlab.results import Results
 
@@ -42,11 +43,18 @@ def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
     return {name: column(values) for name, values in columns.items()}
 
 
-def fake_run(scenario_json, progress=None):
+def fake_run(scenario_json, columns, progress=None):
     """Deterministic results shaped like ``_core.run``'s; wall time varies per call."""
     import numpy as np
 
     s = json.loads(scenario_json)
+    for path, column in columns.items():  # each column back in its place
+        *outer, key = path.split(".")
+        d = s
+        for part in outer:
+            d = d[part]
+        d[key] = column
+    s = contract.as_rows(s)
     if s["seed"] == 666:
         raise ValueError("links[0].rate_bps: must be positive")
     if s["seed"] == 667:
@@ -133,7 +141,7 @@ def test_run_returns_data_frames(fake_core):
     assert set(res.timeseries.columns) == {"time_s", "metric", "entity", "value"}
     assert res.summary["seed"] == 1 and "wall_time_s" not in res.summary
     assert res.timing["wall_time_s"] > 0 and res.timing["total_wall_time_s"] > 0
-    assert res.scenario["links"][0]["name"] == "bottleneck"
+    assert contract.link_rows(res.scenario)[0]["name"] == "bottleneck"
     assert res.metric("queue_packets", "bottleneck").columns == ["time_s", "entity", "value"]
 
 

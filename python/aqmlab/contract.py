@@ -163,7 +163,7 @@ def flow_count(resolved: dict[str, Any]) -> int:
 def route(paths: dict[str, np.ndarray], i: int) -> list[int]:
     """Route ``i`` of a column of routes (``flows.path``, ``flows.reverse_path``)."""
     o = paths["offsets"]
-    return paths["links"][int(o[i]) : int(o[i + 1])].tolist()
+    return [int(link) for link in paths["links"][int(o[i]) : int(o[i + 1])]]
 
 
 def link_rows(resolved: dict[str, Any]) -> list[dict[str, Any]]:
@@ -201,6 +201,17 @@ def flow_rows(resolved: dict[str, Any]) -> list[dict[str, Any]]:
         row["start_ns"] = int(fl["start_ns"][i])
         rows.append(row)
     return rows
+
+
+def as_rows(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The resolved scenario with a dict per node, link and flow (the contract's form
+    before it went column-wise): for small scenarios and tests."""
+    return {
+        **resolved,
+        "nodes": [{"name": name} for name in names(resolved["nodes"])],
+        "links": link_rows(resolved),
+        "flows": flow_rows(resolved),
+    }
 
 
 def monitored_links(resolved: dict[str, Any]) -> list[str]:

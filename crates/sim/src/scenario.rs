@@ -47,7 +47,7 @@ pub struct Scenario {
 pub struct NameRun {
     pub names: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub numbers: Option<(u32, u32)>,
+    pub numbers: Option<[u32; 2]>,
 }
 
 /// Where a numbered name takes its number.
@@ -56,7 +56,7 @@ pub const HOLE: &str = "{}";
 impl NameRun {
     /// How many names the run stands for.
     pub fn len(&self) -> usize {
-        self.names.len() * self.numbers.map_or(1, |(_, count)| count as usize)
+        self.names.len() * self.numbers.map_or(1, |[_, count]| count as usize)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -66,7 +66,7 @@ impl NameRun {
     /// The names written out, in order.
     pub fn expand(&self) -> impl Iterator<Item = String> + '_ {
         let numbers = match self.numbers {
-            Some((first, count)) => (u64::from(first)..u64::from(first) + u64::from(count))
+            Some([first, count]) => (u64::from(first)..u64::from(first) + u64::from(count))
                 .map(Some)
                 .collect::<Vec<_>>(),
             None => vec![None],

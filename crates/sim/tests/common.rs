@@ -38,7 +38,7 @@ fn droptail(limit: u64) -> QdiscSpec {
 fn numbered(names: &[&str], count: u32) -> NameRun {
     NameRun {
         names: names.iter().map(|n| n.to_string()).collect(),
-        numbers: Some((0, count)),
+        numbers: Some([0, count]),
     }
 }
 
