@@ -24,13 +24,14 @@ DUMBBELL = ROOT / "scenarios" / "dumbbell.toml"
 
 def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
     """A table in the core's hand-over form (``crates/py``): numbers as bytes in
-    native order, optional ones with a presence mask, text as lists."""
+    native order, optional ones with a presence mask, text as UTF-8 bytes and offsets."""
     import numpy as np
 
     def column(values: list) -> tuple:
         known = [v for v in values if v is not None]
         if all(isinstance(v, str) for v in known) and known:
-            return ("str", values)
+            sizes = [len(v.encode()) for v in values]
+            return ("str", (np.cumsum([0, *sizes], dtype=np.int64).tobytes(), "".join(values).encode()))
         if all(isinstance(v, bool) for v in known) and known:
             return ("bool", np.array(values, dtype=np.bool_).tobytes())
         kind = "u64" if all(isinstance(v, int) for v in known) else "f64"
@@ -261,7 +262,7 @@ def test_core_columns_decode_to_their_kinds_types_whatever_the_values():
         **as_core_table({"count": [3, 2**40, 0], "rate": [0.5, float("nan"), 2.0], "on": [True, False, True]}),
         "size": as_core_table({"size": [1000, None, 7]})["size"],
         "never": as_core_table({"never": [None, None, None]})["never"],
-        "kind": ("cat", ["tcp", "udp"], codes),
+        "kind": ("cat", as_core_table({"k": ["tcp", "udp"]})["k"][1], codes),
     })
     assert dict(zip(frame.columns, map(str, frame.dtypes))) == {
         "count": "Int64", "rate": "Float64", "on": "Boolean", "size": "Int64", "never": "Int64", "kind": "String",
@@ -273,4 +274,5 @@ def test_core_columns_decode_to_their_kinds_types_whatever_the_values():
     assert frame["never"].null_count() == 3
     # No rows, or no value in any row: the schema is still the kind's.
     assert _frame({"empty": ("f64", b"")})["empty"].dtype == pl.Float64
-    assert _frame({"empty": ("str", [])})["empty"].dtype == pl.String
+    assert _frame({"empty": ("str", (np.zeros(1, dtype=np.int64).tobytes(), b""))})["empty"].dtype == pl.String
+    assert _frame({"empty": ("cat", (np.zeros(1, dtype=np.int64).tobytes(), b""), b"")})["empty"].dtype == pl.String
