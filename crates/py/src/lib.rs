@@ -53,7 +53,11 @@ fn strings<'py>(py: Python<'py>, names: &Names) -> PyResult<Bound<'py, PyTuple>>
         text.push_str(&name);
         offsets.push(text.len() as i64);
     }
-    (raw(py, &offsets, i64::to_ne_bytes)?, PyBytes::new(py, text.as_bytes())).into_pyobject(py)
+    (
+        raw(py, &offsets, i64::to_ne_bytes)?,
+        PyBytes::new(py, text.as_bytes()),
+    )
+        .into_pyobject(py)
 }
 
 /// A table as `{name: (kind, payload...)}`; `aqmlab.results` makes the

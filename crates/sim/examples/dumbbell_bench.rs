@@ -83,7 +83,9 @@ fn main() {
     if let Some(json) = raw.get(2) {
         // The bottleneck (link 0) alone gets the discipline.
         let links = &mut scenario.links;
-        links.qdiscs.push(serde_json::from_str(json).expect("a discipline as JSON"));
+        links
+            .qdiscs
+            .push(serde_json::from_str(json).expect("a discipline as JSON"));
         links.qdisc[0] = links.qdiscs.len() as u32 - 1;
     }
     let rss_before = peak_rss_kb();

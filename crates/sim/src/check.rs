@@ -54,9 +54,8 @@ fn same_length(table: &str, columns: &[(&str, usize)]) -> Result<(), ScenarioErr
     Ok(())
 }
 
-/// Runs of names that stand for `count` names, each numbered name with its
-/// hole.
-fn check_names(runs: &[NameRun], count: usize, field: &str) -> Result<(), ScenarioError> {
+/// Runs of names whose numbered names each have their hole.
+fn check_names(runs: &[NameRun], field: &str) -> Result<(), ScenarioError> {
     for (i, run) in runs.iter().enumerate() {
         if run.numbers.is_some() {
             for (j, name) in run.names.iter().enumerate() {
@@ -68,12 +67,7 @@ fn check_names(runs: &[NameRun], count: usize, field: &str) -> Result<(), Scenar
             }
         }
     }
-    let named: usize = runs.iter().map(NameRun::len).sum();
-    ensure(
-        named == count,
-        field,
-        format!("names {named}, but there are {count}"),
-    )
+    Ok(())
 }
 
 /// Offsets of `routes` routes into the links of `paths`: from 0, never
@@ -86,7 +80,10 @@ fn check_offsets(paths: &Paths, routes: usize, field: &str) -> Result<(), Scenar
     ensure(
         o.len() == routes + 1,
         format!("{field}.offsets"),
-        format!("has {} values but there are {routes} flows (needs one more)", o.len()),
+        format!(
+            "has {} values but there are {routes} flows (needs one more)",
+            o.len()
+        ),
     )?;
     ensure(o[0] == 0, format!("{field}.offsets[0]"), "must be 0")?;
     for i in 1..o.len() {
@@ -99,7 +96,10 @@ fn check_offsets(paths: &Paths, routes: usize, field: &str) -> Result<(), Scenar
     ensure(
         o[routes] == paths.links.len() as u64,
         format!("{field}.offsets[{routes}]"),
-        format!("must be the number of links in {field}.links ({})", paths.links.len()),
+        format!(
+            "must be the number of links in {field}.links ({})",
+            paths.links.len()
+        ),
     )
 }
 
@@ -111,9 +111,9 @@ impl Scenario {
             "warmup",
             "must be shorter than the duration",
         )?;
-        let nodes = self.node_count();
-        check_names(&self.nodes, nodes, "nodes")?;
-        self.check_links(nodes as u32)?;
+        // The names say how many nodes there are.
+        check_names(&self.nodes, "nodes")?;
+        self.check_links(self.node_count() as u32)?;
         for (i, p) in self.tcp_profiles.iter().enumerate() {
             let f = |name: &str| format!("tcp_profiles[{i}].{name}");
             ensure(
@@ -194,7 +194,13 @@ impl Scenario {
                 ("monitor", l.monitor.len()),
             ],
         )?;
-        check_names(&l.names, l.len(), "links.names")?;
+        check_names(&l.names, "links.names")?;
+        let named: usize = l.names.iter().map(NameRun::len).sum();
+        ensure(
+            named == l.len(),
+            "links.names",
+            format!("names {named}, but there are {}", l.len()),
+        )?;
         for (q, spec) in l.qdiscs.iter().enumerate() {
             spec.validate().map_err(|e| {
                 ScenarioError::new(format!("links.qdiscs[{q}].{}", e.field), e.message)

@@ -135,9 +135,8 @@ impl Links {
                 numbers: None,
             }),
         }
-        let same = |q: &QdiscSpec| {
-            serde_json::to_value(q).ok() == serde_json::to_value(&link.qdisc).ok()
-        };
+        let same =
+            |q: &QdiscSpec| serde_json::to_value(q).ok() == serde_json::to_value(&link.qdisc).ok();
         let q = match self.qdiscs.iter().position(same) {
             Some(q) => q,
             None => {

@@ -290,8 +290,13 @@ impl Simulation {
         let mut group_ids: Vec<Option<u32>> = vec![None; specs.groups.len()];
         for i in 0..n {
             let g = specs.group[i] as usize;
-            let group = *group_ids[g].get_or_insert_with(|| self.groups.intern(specs.groups[g].label()));
-            let (path, reverse, start_ns) = (specs.path.get(i), specs.reverse_path.get(i), specs.start_ns[i]);
+            let group =
+                *group_ids[g].get_or_insert_with(|| self.groups.intern(specs.groups[g].label()));
+            let (path, reverse, start_ns) = (
+                specs.path.get(i),
+                specs.reverse_path.get(i),
+                specs.start_ns[i],
+            );
             match &specs.groups[g] {
                 FlowGroup::Tcp {
                     profile,

@@ -77,7 +77,12 @@ impl Dumbbell {
             names: vec![
                 plain(&["bottleneck", "bottleneck_rev"]),
                 numbered(
-                    &["access_s{}", "access_s{}_rev", "access_d{}", "access_d{}_rev"],
+                    &[
+                        "access_s{}",
+                        "access_s{}_rev",
+                        "access_d{}",
+                        "access_d{}_rev",
+                    ],
                     n,
                 ),
             ],
