@@ -23,6 +23,9 @@ fn dumbbell() -> Scenario {
     .build()
 }
 
+/// A change to the scenario that `check` must refuse.
+type Breakage = Box<dyn FnOnce(&mut Scenario)>;
+
 /// The field of the error `check` gives once `breakage` is applied.
 fn refused(breakage: impl FnOnce(&mut Scenario)) -> String {
     let mut s = dumbbell();
@@ -34,7 +37,7 @@ fn refused(breakage: impl FnOnce(&mut Scenario)) -> String {
 #[test]
 fn check_names_the_column_and_the_element() {
     dumbbell().check().unwrap();
-    let cases: Vec<(Box<dyn FnOnce(&mut Scenario)>, &str)> = vec![
+    let cases: Vec<(Breakage, &str)> = vec![
         (
             Box::new(|s| {
                 s.links.rate_bps.pop();
