@@ -8,7 +8,9 @@ with another seed) through ``aqmlab run`` and records the SHA-256 of each
 result file. ``summary.json`` is hashed without its ``events`` field, which
 counts the event loop's work and not the simulated network; ``events`` is
 recorded beside it so that ``check`` can say when (and by how much) it
-changed. Wall time lives in ``timing.json``, which is not compared.
+changed. Wall time lives in ``timing.json``, which is not compared, and so
+does ``resolved.json``: it is the run's input, not a result (its format
+became column-wise on purpose; tests/test_contract*.py check it).
 
 The manifest also keeps each run's summary figures, so that when a change is
 deliberate (one that moves results on purpose) ``check`` prints how far each

@@ -1,12 +1,17 @@
 """Checks a resolved scenario against the Rust contract, read from the Rust sources
 (crates/sim/src/scenario.rs, crates/qdisc/src/{spec,lib}.rs), so that a change on either
-side that breaks the other fails a Python test."""
+side that breaks the other fails a Python test. The value checked is the contract's
+JSON form (resolved.json: the columns as lists), which is also what crosses into Rust,
+the columns as buffers beside it."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
+
+from aqmlab import contract
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [
@@ -66,6 +71,11 @@ class Checker:
             if value is None:
                 return
             return self.check(value, t[7:-1], where)
+        if m := re.fullmatch(r"\[(\w+); (\d+)\]", t):
+            assert isinstance(value, list) and len(value) == int(m[2]), f"{where}: expected {m[2]} values"
+            for i, v in enumerate(value):
+                self.check(v, m[1], f"{where}[{i}]")
+            return
         if t.startswith("Vec<"):
             assert isinstance(value, list), f"{where}: expected a list"
             for i, v in enumerate(value):
@@ -116,15 +126,33 @@ class Checker:
             self.check(value[name], rtype, f"{where}.{name}")
 
 
+def json_form(r: dict[str, Any]) -> dict[str, Any]:
+    """A resolved scenario as resolved.json holds it."""
+    return json.loads(contract.dumps(r))
+
+
 def check_resolved(r: dict[str, Any]) -> None:
-    """The shape of ``r`` matches the Rust model, and its indices are consistent."""
+    """The shape of ``r`` (the JSON form) matches the Rust model, and its indices are
+    consistent."""
     Checker().check(r, "Scenario", "scenario")
-    n_nodes, links = len(r["nodes"]), r["links"]
+    n_nodes = len(contract.names(r["nodes"]))
+    columns = {k: len(v) for k, v in r["links"].items() if k not in ("names", "qdiscs")}
+    assert len(set(columns.values())) == 1, f"links: columns of different lengths {columns}"
+    links = contract.link_rows(r)
+    assert len(links) == columns["from"], "links.names: one name a link"
     for i, link in enumerate(links):
         assert link["from"] < n_nodes and link["to"] < n_nodes, f"links[{i}]"
         assert link["from"] != link["to"]
     names = [link["name"] for link in links]
     assert len(set(names)) == len(names), "link names are unique"
+    fl = r["flows"]
+    n_flows = len(fl["group"])
+    assert len(fl["src"]) == len(fl["dst"]) == len(fl["start_ns"]) == n_flows, "flows: columns of one length"
+    for paths in ("path", "reverse_path"):
+        offsets = fl[paths]["offsets"]
+        assert len(offsets) == n_flows + 1 and offsets[0] == 0 and offsets[-1] == len(fl[paths]["links"]), paths
+        assert all(a <= b for a, b in zip(offsets, offsets[1:])), f"flows.{paths}.offsets never fall"
+    assert all(g < len(fl["groups"]) for g in fl["group"]), "flows.group: a group each"
 
     def walk(path: list[int], a: int, b: int, where: str) -> None:
         at = a
@@ -140,7 +168,7 @@ def check_resolved(r: dict[str, Any]) -> None:
             assert rt["reverse_path"], f"{where}: a TCP flow needs a reverse path"
             walk(rt["reverse_path"], rt["dst"], rt["src"], f"{where}.reverse_path")
 
-    for i, f in enumerate(r["flows"]):
+    for i, f in enumerate(contract.flow_rows(r)):
         route(f["route"], f"flows[{i}].route", f["kind"] == "tcp")
         if f["kind"] == "tcp":
             assert f["profile"] < len(r["tcp_profiles"])
@@ -164,10 +192,12 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 
 def test_the_contract_parser_reads_the_rust_model():
     structs, enums = load_contract()
-    assert {"Scenario", "LinkSpec", "TcpProfile", "Route", "ArrivalSpec"} <= set(structs)
+    assert {"Scenario", "NameRun", "Links", "Flows", "Paths", "TcpProfile", "Route", "ArrivalSpec"} <= set(structs)
     assert structs["Scenario"]["flows"][1] is True  # #[serde(default)]
     assert structs["Scenario"]["seed"] == ("u64", False)
-    assert enums["FlowSpec"][0] == "kind" and set(enums["FlowSpec"][1]) == {"tcp", "udp"}
+    assert structs["Links"]["rate_bps"] == ("Vec<u64>", True)
+    assert structs["NameRun"]["numbers"] == ("Option<[u32; 2]>", True)
+    assert enums["FlowGroup"][0] == "kind" and set(enums["FlowGroup"][1]) == {"tcp", "udp"}
     assert enums["UdpSource"][0] == "model" and "on_off" in enums["UdpSource"][1]
     assert enums["Dist"][0] == "dist" and "pareto" in enums["Dist"][1]
     assert enums["QdiscSpec"][0] == "kind" and "droptail" in enums["QdiscSpec"][1]
@@ -176,16 +206,25 @@ def test_the_contract_parser_reads_the_rust_model():
 
 
 def test_the_checker_rejects_what_rust_would_refuse():
-    good = Scenario.load(ROOT / "scenarios" / "udp-mix.toml").resolve()
+    good = json_form(Scenario.load(ROOT / "scenarios" / "udp-mix.toml").resolve())
     check_resolved(good)
+    first_route = slice(0, good["flows"]["path"]["offsets"][1])
+
+    def reverse_first_route(r):
+        r["flows"]["path"]["links"][first_route] = r["flows"]["path"]["links"][first_route][::-1]
+
     for breakage in (
         lambda r: r.update(extra=1),
-        lambda r: r["links"][0].update(rate_bps=-1),
-        lambda r: r["links"][0]["qdisc"].update(limit={"pkts": 3}),
+        lambda r: r["links"]["rate_bps"].__setitem__(0, -1),
+        lambda r: r["links"]["monitor"].pop(),
+        lambda r: r["links"]["qdiscs"][0].update(limit={"pkts": 3}),
+        lambda r: r["links"]["names"][0]["names"].pop(),
         lambda r: r["tcp_profiles"][0].pop("syn"),
-        lambda r: r["flows"][0]["route"]["path"].reverse(),
-        lambda r: r["flows"][-1]["source"].update(model="onoff"),
-        lambda r: r["flows"][0].update(size_bytes=1.5),
+        reverse_first_route,
+        lambda r: r["flows"]["path"]["offsets"].pop(),
+        lambda r: r["flows"]["group"].__setitem__(0, len(r["flows"]["groups"])),
+        lambda r: r["flows"]["groups"][-1]["source"].update(model="onoff"),
+        lambda r: r["flows"]["groups"][0].update(size_bytes=1.5),
         lambda r: r["tcp_profiles"][0].update(variant="cubic"),
     ):
         import copy
@@ -198,4 +237,4 @@ def test_the_checker_rejects_what_rust_would_refuse():
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_every_example_resolves_to_the_contract(path):
-    check_resolved(Scenario.load(path).resolve())
+    check_resolved(json_form(Scenario.load(path).resolve()))

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import aqmlab
+from aqmlab import contract
 from aqmlab.errors import UserError
 from aqmlab.results import Results
 
@@ -23,13 +24,14 @@ DUMBBELL = ROOT / "scenarios" / "dumbbell.toml"
 
 def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
     """A table in the core's hand-over form (``crates/py``): numbers as bytes in
-    native order, optional ones with a presence mask, text as lists."""
+    native order, optional ones with a presence mask, text as UTF-8 bytes and offsets."""
     import numpy as np
 
     def column(values: list) -> tuple:
         known = [v for v in values if v is not None]
         if all(isinstance(v, str) for v in known) and known:
-            return ("str", values)
+            sizes = [len(v.encode()) for v in values]
+            return ("str", (np.cumsum([0, *sizes], dtype=np.int64).tobytes(), "".join(values).encode()))
         if all(isinstance(v, bool) for v in known) and known:
             return ("bool", np.array(values, dtype=np.bool_).tobytes())
         kind = "u64" if all(isinstance(v, int) for v in known) else "f64"
@@ -42,11 +44,18 @@ def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
     return {name: column(values) for name, values in columns.items()}
 
 
-def fake_run(scenario_json, progress=None):
+def fake_run(scenario_json, columns, progress=None):
     """Deterministic results shaped like ``_core.run``'s; wall time varies per call."""
     import numpy as np
 
     s = json.loads(scenario_json)
+    for path, column in columns.items():  # each column back in its place
+        *outer, key = path.split(".")
+        d = s
+        for part in outer:
+            d = d[part]
+        d[key] = column
+    s = contract.as_rows(s)
     if s["seed"] == 666:
         raise ValueError("links[0].rate_bps: must be positive")
     if s["seed"] == 667:
@@ -133,7 +142,7 @@ def test_run_returns_data_frames(fake_core):
     assert set(res.timeseries.columns) == {"time_s", "metric", "entity", "value"}
     assert res.summary["seed"] == 1 and "wall_time_s" not in res.summary
     assert res.timing["wall_time_s"] > 0 and res.timing["total_wall_time_s"] > 0
-    assert res.scenario["links"][0]["name"] == "bottleneck"
+    assert contract.link_rows(res.scenario)[0]["name"] == "bottleneck"
     assert res.metric("queue_packets", "bottleneck").columns == ["time_s", "entity", "value"]
 
 
@@ -253,7 +262,7 @@ def test_core_columns_decode_to_their_kinds_types_whatever_the_values():
         **as_core_table({"count": [3, 2**40, 0], "rate": [0.5, float("nan"), 2.0], "on": [True, False, True]}),
         "size": as_core_table({"size": [1000, None, 7]})["size"],
         "never": as_core_table({"never": [None, None, None]})["never"],
-        "kind": ("cat", ["tcp", "udp"], codes),
+        "kind": ("cat", as_core_table({"k": ["tcp", "udp"]})["k"][1], codes),
     })
     assert dict(zip(frame.columns, map(str, frame.dtypes))) == {
         "count": "Int64", "rate": "Float64", "on": "Boolean", "size": "Int64", "never": "Int64", "kind": "String",
@@ -265,4 +274,5 @@ def test_core_columns_decode_to_their_kinds_types_whatever_the_values():
     assert frame["never"].null_count() == 3
     # No rows, or no value in any row: the schema is still the kind's.
     assert _frame({"empty": ("f64", b"")})["empty"].dtype == pl.Float64
-    assert _frame({"empty": ("str", [])})["empty"].dtype == pl.String
+    assert _frame({"empty": ("str", (np.zeros(1, dtype=np.int64).tobytes(), b""))})["empty"].dtype == pl.String
+    assert _frame({"empty": ("cat", (np.zeros(1, dtype=np.int64).tobytes(), b""), b"")})["empty"].dtype == pl.String

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aqmlab.contract import as_rows as rows
 from aqmlab.errors import UserError
 from aqmlab.scenario import Scenario
 
@@ -59,7 +60,7 @@ def test_the_required_examples_exist():
 
 def test_single_flow_examples_match_seed_003():
     for name, b in (("bdp", 142), ("underbuffered", 100), ("overbuffered", 180)):
-        r = Scenario.load(ROOT / f"scenarios/single-flow-{name}.toml").resolve()
+        r = rows(Scenario.load(ROOT / f"scenarios/single-flow-{name}.toml").resolve())
         links = links_by_name(r)
         assert links["bottleneck"]["rate_bps"] == 8_000_000
         assert links["bottleneck"]["qdisc"]["limit"] == {"packets": b}
@@ -71,7 +72,7 @@ def test_single_flow_examples_match_seed_003():
 
 
 def test_dumbbell_50_reno_is_written_out_explicitly():
-    r = Scenario.load(ROOT / "scenarios/dumbbell-50-reno.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/dumbbell-50-reno.toml").resolve())
     links = links_by_name(r)
     assert [links[f"access_s{i}"]["delay_ns"] for i in range(50)] == [(i + 1) * 1_000_000 for i in range(50)]
     assert [f["start_ns"] for f in r["flows"]] == [50_000_000 * i for i in range(50)]
@@ -80,7 +81,7 @@ def test_dumbbell_50_reno_is_written_out_explicitly():
 
 
 def test_bench_uses_evenly_spaced_delays_and_starts():
-    r = Scenario.load(ROOT / "scenarios/bench-dumbbell-1000.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/bench-dumbbell-1000.toml").resolve())
     links = links_by_name(r)
     for i in (0, 1, 500, 999):
         assert links[f"access_s{i}"]["delay_ns"] == round(1e6 + 49e6 * i / 999)
@@ -95,8 +96,8 @@ def test_same_seed_same_resolution_other_seed_other_draws():
     a = Scenario.model_validate(dumbbell()).resolved_json()
     b = Scenario.model_validate(dumbbell()).resolved_json()
     assert a == b
-    c = json.loads(Scenario.model_validate(dumbbell(seed=2)).resolved_json())
-    a = json.loads(a)
+    c = rows(json.loads(Scenario.model_validate(dumbbell(seed=2)).resolved_json()))
+    a = rows(json.loads(a))
     assert [link["delay_ns"] for link in a["links"]] != [link["delay_ns"] for link in c["links"]]
     assert [f["start_ns"] for f in a["flows"]] != [f["start_ns"] for f in c["flows"]]
 
@@ -104,10 +105,10 @@ def test_same_seed_same_resolution_other_seed_other_draws():
 def test_adding_a_flow_group_does_not_change_the_other_draws():
     d = dumbbell()
     d["flows"][0]["group"] = "main"
-    before = Scenario.model_validate(d).resolve()
+    before = rows(Scenario.model_validate(d).resolve())
     d2 = copy.deepcopy(d)
     d2["flows"].insert(0, {"kind": "tcp", "group": "extra", "count": 3, "start": {"dist": "exponential", "mean": "1s"}})
-    after = Scenario.model_validate(d2).resolve()
+    after = rows(Scenario.model_validate(d2).resolve())
     starts = lambda r: [f["start_ns"] for f in r["flows"] if f["group"] == "main"]  # noqa: E731
     assert starts(before) == starts(after)
     assert before["links"] == after["links"]
@@ -118,7 +119,7 @@ def test_draws_stay_within_their_distribution():
     d["topology"]["senders"] = 200
     d["flows"][0]["count"] = 200
     d["flows"][0]["start"] = {"dist": "normal", "mean": "1s", "std": "2s"}
-    r = Scenario.model_validate(d).resolve()
+    r = rows(Scenario.model_validate(d).resolve())
     delays = [links_by_name(r)[f"access_s{i}"]["delay_ns"] for i in range(200)]
     assert min(delays) >= 1_000_000 and max(delays) <= 9_000_000
     assert len(set(delays)) > 150
@@ -131,7 +132,7 @@ def test_draws_stay_within_their_distribution():
 
 
 def test_dumbbell_naming_and_routes():
-    r = Scenario.model_validate(dumbbell()).resolve()
+    r = rows(Scenario.model_validate(dumbbell()).resolve())
     names = [n["name"] for n in r["nodes"]]
     assert names == ["s0", "s1", "s2", "s3", "r1", "r2", "d0", "d1", "d2", "d3"]
     links = links_by_name(r)
@@ -152,7 +153,7 @@ def test_flows_cycle_over_groups_and_lists_of_nodes():
         {"kind": "tcp", "count": 6},
         {"kind": "udp", "src": ["s1", "s3"], "dst": "d0", "rate": "1Mbps", "count": 2},
     ]
-    r = Scenario.model_validate(d).resolve()
+    r = rows(Scenario.model_validate(d).resolve())
     name = lambda i: r["nodes"][i]["name"]  # noqa: E731
     pairs = [(name(f["route"]["src"]), name(f["route"]["dst"])) for f in r["flows"]]
     assert pairs[:6] == [("s0", "d0"), ("s1", "d1"), ("s2", "d0"), ("s3", "d1"), ("s0", "d0"), ("s1", "d1")]
@@ -161,7 +162,7 @@ def test_flows_cycle_over_groups_and_lists_of_nodes():
 
 
 def test_multi_rtt_computes_access_delays_from_the_group_rtt():
-    r = Scenario.load(ROOT / "scenarios/multi-rtt.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/multi-rtt.toml").resolve())
     rtts = {}
     for f in r["flows"]:
         rt = f["route"]
@@ -178,7 +179,7 @@ def test_multi_rtt_refuses_an_impossible_rtt():
 
 
 def test_parking_lot_through_flows_cross_every_hop_and_cross_flows_one():
-    r = Scenario.load(ROOT / "scenarios/parking-lot.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/parking-lot.toml").resolve())
     hops = {i for i, link in enumerate(r["links"]) if link["name"].startswith("hop") and "rev" not in link["name"]}
     for f in r["flows"]:
         on = [i for i in f["route"]["path"] if i in hops]
@@ -212,19 +213,19 @@ def graph(**flow):
 
 
 def test_graph_shortest_path_breaks_ties_by_hops_then_names():
-    r = Scenario.model_validate(graph()).resolve()
+    r = rows(Scenario.model_validate(graph()).resolve())
     f = r["flows"][0]["route"]
     assert [r["links"][i]["name"] for i in f["path"]] == ["a->x", "x->b"]
     assert [r["links"][i]["name"] for i in f["reverse_path"]] == ["b->x", "x->a"]
     d = graph()
     d["topology"]["links"][4]["delay"] = "10ms"  # now equal delay, fewer hops
-    r = Scenario.model_validate(d).resolve()
+    r = rows(Scenario.model_validate(d).resolve())
     assert [r["links"][i]["name"] for i in r["flows"][0]["route"]["path"]] == ["direct"]
     assert [r["links"][i]["name"] for i in r["flows"][0]["route"]["reverse_path"]] == ["direct_rev"]
 
 
 def test_graph_explicit_path():
-    r = Scenario.model_validate(graph(path=["a", "y", "b"])).resolve()
+    r = rows(Scenario.model_validate(graph(path=["a", "y", "b"])).resolve())
     f = r["flows"][0]["route"]
     assert [r["links"][i]["name"] for i in f["path"]] == ["a->y", "y->b"]
     assert [r["links"][i]["name"] for i in f["reverse_path"]] == ["b->y", "y->a"]
@@ -251,7 +252,7 @@ def test_tcp_overrides_become_deduplicated_profiles():
         {"kind": "tcp", "group": "c", "tcp": {"variant": "tahoe", "receiver_window": "20pkt"}},
         {"kind": "tcp", "group": "d", "tcp": {"variant": "newreno"}},
     ]
-    r = Scenario.model_validate(d).resolve()
+    r = rows(Scenario.model_validate(d).resolve())
     assert [f["profile"] for f in r["flows"]] == [0, 1, 1, 0]
     p0, p1 = r["tcp_profiles"]
     assert p0["variant"] == "newreno" and p0["min_rto_ns"] == 1_000_000_000 and p0["receiver_window"] == 10000
@@ -267,14 +268,14 @@ def test_sizes_in_packets_count_payload():
         {"kind": "tcp", "group": "b", "size": "64KiB"},
         {"kind": "tcp", "group": "c"},
     ]
-    r = Scenario.model_validate(d).resolve()
+    r = rows(Scenario.model_validate(d).resolve())
     assert [f["size_bytes"] for f in r["flows"]] == [30 * 1448, 65536, None]
     assert r["flows"][0]["off_time"] == {"dist": "exponential", "mean": 2e9}
     assert r["flows"][1]["off_time"] is None
 
 
 def test_arrivals_from_load_use_the_slowest_link_and_bytes_on_the_wire():
-    r = Scenario.load(ROOT / "scenarios/short-flows.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/short-flows.toml").resolve())
     (a,) = r["arrivals"]
     assert a["size_bytes"] == {"dist": "pareto", "mean": 30 * 960.0, "shape": 1.2}
     # 0.8 * 20 Mb/s over 30 packets of 1000 B on the wire
@@ -283,11 +284,11 @@ def test_arrivals_from_load_use_the_slowest_link_and_bytes_on_the_wire():
     d = Scenario.load(ROOT / "scenarios/short-flows.toml").to_dict()
     d["flows"][0].pop("load")
     d["flows"][0]["rate"] = "50/s"
-    assert Scenario.model_validate(d).resolve()["arrivals"][0]["rate_per_s"] == 50.0
+    assert rows(Scenario.model_validate(d).resolve())["arrivals"][0]["rate_per_s"] == 50.0
 
 
 def test_udp_sources():
-    r = Scenario.load(ROOT / "scenarios/udp-mix.toml").resolve()
+    r = rows(Scenario.load(ROOT / "scenarios/udp-mix.toml").resolve())
     udp = [f for f in r["flows"] if f["kind"] == "udp"]
     assert udp[0]["source"] == {"model": "cbr", "rate_bps": 2_000_000, "jitter": 0.5}
     assert udp[0]["tagged"] is True and udp[0]["stop_ns"] is None
@@ -308,8 +309,8 @@ def test_defaults_are_filled_in_when_written_back():
 
 def test_with_seed():
     s = Scenario.model_validate(dumbbell())
-    assert s.with_seed(7).resolve()["seed"] == 7
-    assert s.resolve()["seed"] == 1
+    assert rows(s.with_seed(7).resolve())["seed"] == 7
+    assert rows(s.resolve())["seed"] == 1
 
 
 # -- errors (in-process; the CLI's exit status is tested in test_cli.py) ------------

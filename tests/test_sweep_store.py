@@ -118,10 +118,10 @@ def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
 
     class Core:  # the simulator, refusing every run with seed 2
         @staticmethod
-        def run(text, callback):
+        def run(text, columns, callback):
             if json.loads(text)["seed"] == 2:
                 raise ValueError("seed 2 is refused for this test")
-            return real.run(text, callback)
+            return real.run(text, columns, callback)
 
     monkeypatch.setattr(run_module, "_core", lambda: Core)
     vary = {"topology.bottleneck.qdisc.limit": ["30pkt", "60pkt"]}
@@ -202,10 +202,10 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
 
     class Core:
         @staticmethod
-        def run(text, callback):
+        def run(text, columns, callback):
             if json.loads(text)["seed"] == 1:
                 raise ValueError("refused")
-            return real.run(text, callback)
+            return real.run(text, columns, callback)
 
     monkeypatch.setattr(run_module, "_core", lambda: Core)
     buf = io.StringIO()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from aqmlab import contract
 from aqmlab.errors import UserError
 from aqmlab.sweeps import plan
 from aqmlab.sweeps.vary import grid, parse_path, parse_values, parse_vary
@@ -98,7 +99,7 @@ def test_plan_sets_fields_and_seeds():
     assert t.scenario["flows"][0]["count"] == 3
     assert t.scenario["tcp"]["initial_ssthresh"] == 16
     assert t.resolved["seed"] == 2
-    assert len([f for f in t.resolved["flows"]]) == 3
+    assert contract.flow_count(t.resolved) == 3
     assert len({t.hash for t in tasks}) == len(tasks)  # every run distinct
 
 

@@ -1,6 +1,6 @@
 """The ``aqmlab`` command line.
 
-    aqmlab run SCENARIO [--out DIR] [--plot] [--seed N] [--quiet]
+    aqmlab run SCENARIO|RESULTS_DIR|resolved.json [--out DIR] [--plot] [--seed N] [--quiet]
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
                  [--workers N] [--store DIR] [--out DIR] [--quiet]
@@ -67,49 +67,55 @@ def _limit(q: dict[str, Any]) -> str:
 
 
 def describe(scenario: Any, resolved: dict[str, Any]) -> list[str]:
-    """A short text description of what a resolved scenario builds."""
-    nodes = resolved["nodes"]
+    """A short text description of what a resolved scenario builds (its columns are
+    summed up a group of flows at a time, so a million flows take a moment)."""
+    import numpy as np
+
+    from .contract import names
+
+    nodes = names(resolved["nodes"])
     links = resolved["links"]
+    link_names = names(links["names"])
     lines = [
         f"scenario {scenario.name}: seed {resolved['seed']}, {_fmt_time(resolved['duration_ns'])} simulated"
         f" (warm-up {_fmt_time(resolved['warmup_ns'])}), samples every {_fmt_time(resolved['sample_interval_ns'])}",
-        f"network: {len(nodes)} nodes, {len(links)} links ({scenario.topology.kind})",
+        f"network: {len(nodes)} nodes, {len(link_names)} links ({scenario.topology.kind})",
     ]
-    for link in links:
-        if link["monitor"]:
-            lines.append(
-                f"  monitored {link['name']}: {nodes[link['from']]['name']} -> {nodes[link['to']]['name']}, "
-                f"{_fmt_rate(link['rate_bps'])}, {_fmt_time(link['delay_ns'])}, "
-                f"{link['qdisc']['kind']}{_limit(link['qdisc'])}"
-            )
+    for i in np.nonzero(links["monitor"])[0].tolist():
+        q = links["qdiscs"][int(links["qdisc"][i])]
+        lines.append(
+            f"  monitored {link_names[i]}: {nodes[int(links['from'][i])]} -> {nodes[int(links['to'][i])]}, "
+            f"{_fmt_rate(int(links['rate_bps'][i]))}, {_fmt_time(int(links['delay_ns'][i]))}, "
+            f"{q['kind']}{_limit(q)}"
+        )
     lines.append(f"tcp profiles: {len(resolved['tcp_profiles'])}")
 
-    def rtt(route: dict[str, Any]) -> int:
-        return sum(links[i]["delay_ns"] for i in route["path"] + route["reverse_path"])
+    fl = resolved["flows"]
 
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for f in resolved["flows"]:
-        groups.setdefault(f["group"], []).append(f)
-    for g, fl in groups.items():
-        kind = fl[0]["kind"]
-        srcs = sorted({nodes[f["route"]["src"]]["name"] for f in fl})
-        dsts = sorted({nodes[f["route"]["dst"]]["name"] for f in fl})
-        text = f"  {g}: {len(fl)} {kind} flow{'s' if len(fl) != 1 else ''}, {len(srcs)} source(s) -> {len(dsts)} destination(s)"
+    def delays(paths: dict[str, Any]) -> Any:
+        """Each route's propagation delay."""
+        summed = np.concatenate([[0], np.cumsum(links["delay_ns"][paths["links"]])])
+        return summed[paths["offsets"][1:]] - summed[paths["offsets"][:-1]]
+
+    rtts = delays(fl["path"]) + delays(fl["reverse_path"])
+    for g, group in enumerate(fl["groups"]):
+        mine = fl["group"] == g
+        count, kind = int(mine.sum()), group["kind"]
+        srcs, dsts = len(np.unique(fl["src"][mine])), len(np.unique(fl["dst"][mine]))
+        text = f"  {group['label']}: {count} {kind} flow{'s' if count != 1 else ''}, {srcs} source(s) -> {dsts} destination(s)"
         if kind == "tcp":
-            rtts = [rtt(f["route"]) for f in fl]
-            lo, hi = min(rtts), max(rtts)
+            lo, hi = int(rtts[mine].min()), int(rtts[mine].max())
             text += f", propagation RTT {_fmt_time(lo)}" + (f"..{_fmt_time(hi)}" if hi != lo else "")
-            sizes = {f["size_bytes"] for f in fl}
-            text += ", long-lived" if sizes == {None} else ", finite transfers"
-            if any(f["off_time"] for f in fl):
+            text += ", long-lived" if group["size_bytes"] is None else ", finite transfers"
+            if group["off_time"]:
                 text += ", on-off"
         else:
-            text += f", {fl[0]['source']['model']} at {_fmt_rate(fl[0]['source']['rate_bps'])}"
-        starts = [f["start_ns"] for f in fl]
-        text += f", start {_fmt_time(min(starts))}" + (f"..{_fmt_time(max(starts))}" if max(starts) != min(starts) else "")
+            text += f", {group['source']['model']} at {_fmt_rate(group['source']['rate_bps'])}"
+        lo, hi = int(fl["start_ns"][mine].min()), int(fl["start_ns"][mine].max())
+        text += f", start {_fmt_time(lo)}" + (f"..{_fmt_time(hi)}" if hi != lo else "")
         lines.append(text)
-    if resolved["flows"]:
-        lines.insert(len(lines) - len(groups), f"flows: {len(resolved['flows'])}")
+    if len(fl["group"]):
+        lines.insert(len(lines) - len(fl["groups"]), f"flows: {len(fl['group'])}")
     for a in resolved["arrivals"]:
         mean = a["size_bytes"].get("mean", a["size_bytes"].get("value"))
         lines.append(
@@ -131,9 +137,25 @@ def validate(scenario: str = typer.Argument(..., help="Scenario TOML file.")) ->
     typer.echo("ok")
 
 
+def _load_resolved(path: Path) -> dict[str, Any]:
+    """A resolved scenario from a results directory or its ``resolved.json``."""
+    from .contract import load
+
+    file = path / "resolved.json" if path.is_dir() else path
+    try:
+        resolved = load(file)
+    except OSError as e:
+        raise UserError(f"cannot read it ({e.strerror})", str(file)) from None
+    except (ValueError, AttributeError) as e:
+        raise UserError(f"not a resolved scenario ({e})", str(file)) from None
+    if not isinstance(resolved, dict):
+        raise UserError("not a resolved scenario (a JSON object)", str(file))
+    return resolved
+
+
 @app.command()
 def run(
-    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    scenario: str = typer.Argument(..., help="Scenario TOML file, or a resolved scenario: a results directory or its resolved.json."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default results/<name>)."),
     plot: bool = typer.Option(False, "--plot", help="Also write PNG plots into the results directory."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Replace the scenario's seed."),
@@ -141,15 +163,24 @@ def run(
 ) -> None:
     """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
     from .run import run as run_scenario
+    from .run import run_resolved
     from .scenario import Scenario
 
-    s = Scenario.load(scenario)
-    if seed is not None:
-        if seed < 0 or seed >= 2**64:
-            raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
-        s = s.with_seed(seed)
-    res = run_scenario(s, progress=not quiet)
-    directory = res.write(out if out is not None else Path("results") / s.name)
+    if seed is not None and not 0 <= seed < 2**64:
+        raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
+    if Path(scenario).is_dir() or scenario.endswith(".json"):
+        resolved = _load_resolved(Path(scenario))
+        if seed is not None:
+            resolved["seed"] = seed
+        res = run_resolved(resolved, progress=not quiet)
+        name = Path(scenario).name if Path(scenario).is_dir() else Path(scenario).stem
+    else:
+        s = Scenario.load(scenario)
+        if seed is not None:
+            s = s.with_seed(seed)
+        res = run_scenario(s, progress=not quiet)
+        name = s.name
+    directory = res.write(out if out is not None else Path("results") / name)
     plots: list[Path] = []
     if plot:
         from .plots import plot_all
@@ -289,7 +320,9 @@ def summary_lines(res: Any) -> list[str]:
     if head:
         lines.append(", ".join(head))
     if not res.queues.is_empty() and "link" in res.queues.columns:
-        monitored = {l["name"] for l in res.scenario["links"] if l["monitor"]}
+        from .contract import monitored_links
+
+        monitored = set(monitored_links(res.scenario))
         for row in res.queues.iter_rows(named=True):
             if row["link"] in monitored:
                 parts = [f"queue {row['link']}:"]

@@ -1,9 +1,11 @@
 """Resolution: a validated :class:`~aqmlab.scenario.Scenario` -> the contract value.
 
-The output is the JSON model of ``crates/sim/src/scenario.rs`` (``Scenario``) with
+The output is the model of ``crates/sim/src/scenario.rs`` (``Scenario``) with
 ``crates/qdisc/src/spec.rs`` (``QdiscSpec``): integers in nanoseconds, bits per
 second and bytes; nodes and links referenced by index; one TCP profile per distinct
-set of TCP parameters.
+set of TCP parameters. Links and flows are column-wise: a numpy array per field
+(routes as offsets into a flat array of links), each distinct discipline and each
+flow entry's shared parameters (its group) listed once (see :mod:`aqmlab.contract`).
 
 Random values drawn here (per-sender delays and rates, flow start times) come from
 streams seeded by (scenario seed, a key naming their purpose): the topology's keys
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from . import units
@@ -131,16 +134,15 @@ def dist_mean(d: dict[str, Any]) -> float:
     return d["mean"]
 
 
-def _members(net: Network, spec: str | list[str], where: str) -> list[str]:
+def _members(net: Network, spec: str | list[str], where: str) -> np.ndarray:
     if isinstance(spec, str):
         return net.members(spec, where)
-    out: list[str] = []
-    for i, name in enumerate(spec):
-        out += net.members(name, f"{where}[{i}]")
-    return out
+    parts = [net.members(name, f"{where}[{i}]") for i, name in enumerate(spec)]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
-def _endpoints(net: Network, f: Any, where: str) -> tuple[list[str], list[str]]:
+def _endpoints(net: Network, f: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the nodes a flow entry's flows go from and to, taken in turn."""
     path = getattr(f, "path", None)
     src = f.src or (path[0] if path else None) or net.default_src
     if src is None:
@@ -151,38 +153,97 @@ def _endpoints(net: Network, f: Any, where: str) -> tuple[list[str], list[str]]:
         raise UserError(f"required here: no default destination for src {json.dumps(src)}", f"{where}.dst")
     dsts = _members(net, dst, f"{where}.dst")
     if path is not None:
-        if len(srcs) != 1 or len(dsts) != 1 or path[0] != srcs[0] or path[-1] != dsts[0]:
+        if len(srcs) != 1 or len(dsts) != 1 or path[0] != net.nodes[int(srcs[0])] or path[-1] != net.nodes[int(dsts[0])]:
             raise UserError("must run from the flow's src node to its dst node (single nodes)", f"{where}.path")
+    if getattr(f, "count", 1) and (not len(srcs) or not len(dsts)):
+        raise UserError("names a group without nodes", f"{where}.{'src' if not len(srcs) else 'dst'}")
     return srcs, dsts
 
 
-def _route(net: Network, a: str, b: str, where: str, f: Any, acks: bool) -> dict[str, Any]:
-    if a == b:
+#: Routes as the contract has them: offsets (one more than routes) into flat links.
+Paths = tuple[np.ndarray, np.ndarray]
+
+
+def _repeat(path: list[int], n: int) -> Paths:
+    """The same route ``n`` times."""
+    offsets = np.arange(n + 1, dtype=np.int64) * len(path)
+    return offsets, np.tile(np.array(path, dtype=np.uint32), n)
+
+
+def _routes(net: Network, srcs: np.ndarray, dsts: np.ndarray, where: str, f: Any, acks: bool) -> tuple[Paths, Paths]:
+    """Each flow's route srcs[i] -> dsts[i], and the route back for its ACKs (no
+    links each, without ACKs)."""
+    n = len(srcs)
+    same = srcs == dsts
+    if same.any():
+        a = net.nodes[int(srcs[np.argmax(same)])]
         raise UserError(f"a flow would go from {a} to itself", where)
     path_names = getattr(f, "path", None)
+    no_acks = (np.zeros(n + 1, dtype=np.int64), np.empty(0, dtype=np.uint32))
     if path_names is not None:
-        path = net.along(path_names, f"{where}.path")
+        forward = _repeat(net.along(path_names, f"{where}.path"), n)
         rev_names = list(reversed(path_names))
         if not acks:
-            rev: list[int] = []
-        elif net.has_path(rev_names):
-            rev = net.along(rev_names, f"{where}.path")
-        else:
-            rev = net.shortest(b, a, where, "path for ACKs")
-    else:
-        path = net.shortest(a, b, where)
-        rev = net.shortest(b, a, where, "path for ACKs") if acks else []
-    return {"src": net.node_index[a], "dst": net.node_index[b], "path": path, "reverse_path": rev}
+            return forward, no_acks
+        if net.has_path(rev_names):
+            return forward, _repeat(net.along(rev_names, f"{where}.path"), n)
+        return forward, net.routes(dsts, srcs, where, "path for ACKs")
+    forward = net.routes(srcs, dsts, where)
+    return forward, (net.routes(dsts, srcs, where, "path for ACKs") if acks else no_acks)
+
+
+class _FlowColumns:
+    """The contract's ``flows``, gathered a flow entry at a time."""
+
+    def __init__(self) -> None:
+        self.groups: list[dict[str, Any]] = []
+        self.blocks: list[dict[str, np.ndarray]] = []
+        self.paths: list[tuple[Paths, Paths]] = []
+
+    def add(self, group: dict[str, Any], srcs: np.ndarray, dsts: np.ndarray, starts: np.ndarray,
+            routes: tuple[Paths, Paths]) -> None:
+        n = len(srcs)
+        self.blocks.append({
+            "group": np.full(n, len(self.groups), dtype=np.uint32),
+            "src": srcs.astype(np.uint32),
+            "dst": dsts.astype(np.uint32),
+            "start_ns": np.asarray(starts, dtype=np.int64),
+        })
+        self.groups.append(group)
+        self.paths.append(routes)
+
+    def to_contract(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"groups": self.groups}
+        for name, dtype in (("group", np.uint32), ("src", np.uint32), ("dst", np.uint32), ("start_ns", np.int64)):
+            out[name] = np.concatenate([b[name] for b in self.blocks]) if self.blocks else np.empty(0, dtype=dtype)
+        for k, name in enumerate(("path", "reverse_path")):
+            parts = [routes[k] for routes in self.paths]
+            out[name] = _join(parts)
+        return out
+
+
+def _join(parts: list[Paths]) -> dict[str, np.ndarray]:
+    """Blocks of routes as one: each block's offsets moved past the links before it."""
+    offsets, links, total = [np.zeros(1, dtype=np.int64)], [], 0
+    for o, li in parts:
+        offsets.append(o[1:] + total)
+        links.append(li)
+        total += len(li)
+    return {
+        "offsets": np.concatenate(offsets),
+        "links": np.concatenate(links) if links else np.empty(0, dtype=np.uint32),
+    }
 
 
 def resolve(s: Any) -> dict[str, Any]:
-    """The contract dict for scenario ``s`` (a validated Scenario)."""
+    """The contract dict for scenario ``s`` (a validated Scenario): numpy arrays for
+    the columns of links and flows, plain values for the rest."""
     seed = s.seed
     duration = units.parse_time(s.duration, "duration")
     net = build(s.topology, seed)
     profiles = _Profiles(s.tcp)
     profiles.index(None, "tcp")  # the base profile is always index 0
-    flows: list[dict[str, Any]] = []
+    flows = _FlowColumns()
     arrivals: list[dict[str, Any]] = []
     labels: dict[str, int] = {}
     for i, f in enumerate(s.flows):
@@ -195,37 +256,38 @@ def resolve(s: Any) -> dict[str, Any]:
         srcs, dsts = _endpoints(net, f, where)
         if f.kind in ("tcp", "udp"):
             starts = expand(f.start, f.count, "time", f"{where}.start", seed, f"{key}:start", "flows")
-            for j in range(f.count):
-                a, b = srcs[j % len(srcs)], dsts[j % len(dsts)]
-                route = _route(net, a, b, where, f, acks=f.kind == "tcp")
-                flows.append(_flow(f, where, label, route, starts[j], profiles))
+            if not f.count:
+                continue
+            j = np.arange(f.count)
+            src, dst = srcs[j % len(srcs)], dsts[j % len(dsts)]
+            routes = _routes(net, src, dst, where, f, acks=f.kind == "tcp")
+            flows.add(_group(f, where, label, starts, profiles), src, dst, starts, routes)
         else:
-            flows_arr = _arrivals(f, where, label, net, srcs, dsts, profiles, duration)
-            arrivals.append(flows_arr)
+            arrivals.append(_arrivals(f, where, label, net, srcs, dsts, profiles, duration))
+    nodes, links = net.to_contract()
     return {
         "seed": seed,
         "duration_ns": duration,
         "warmup_ns": units.parse_time(s.warmup, "warmup"),
         "sample_interval_ns": units.parse_time(s.sample_interval, "sample_interval"),
-        "nodes": [{"name": n} for n in net.nodes],
-        "links": net.links,
+        "nodes": nodes,
+        "links": links,
         "tcp_profiles": profiles.list,
-        "flows": flows,
+        "flows": flows.to_contract(),
         "arrivals": arrivals,
     }
 
 
-def _flow(f: Any, where: str, label: str, route: dict[str, Any], start: int, profiles: _Profiles) -> dict[str, Any]:
+def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profiles) -> dict[str, Any]:
+    """What the flows of one entry share: the contract's ``FlowGroup``."""
     if f.kind == "tcp":
         idx, prof = profiles.index(f.tcp, f"{where}.tcp")
         payload = prof["packet_size"] - prof["header_size"]
         size = None if f.size == "inf" else units.parse_payload(f.size, payload, f"{where}.size")
         return {
             "kind": "tcp",
-            "group": label,
-            "route": route,
+            "label": label,
             "profile": idx,
-            "start_ns": start,
             "size_bytes": size,
             "off_time": None if f.off_time is None else sim_dist(f.off_time, "time", f"{where}.off_time"),
             "trace_cwnd": f.trace_cwnd,
@@ -242,15 +304,15 @@ def _flow(f: Any, where: str, label: str, route: dict[str, Any], start: int, pro
             "on": sim_dist(f.on, "time", f"{where}.on"),
             "off": sim_dist(f.off, "time", f"{where}.off"),
         }
+    packet_size = units.parse_bytes(f.packet_size, f"{where}.packet_size")
     stop = None if f.stop is None else units.parse_time(f.stop, f"{where}.stop")
-    if stop is not None and stop <= start:
+    if stop is not None and (late := starts >= stop).any():
+        start = int(starts[np.argmax(late)])
         raise UserError(f"must be later than the start ({units.format_time(start)})", f"{where}.stop")
     return {
         "kind": "udp",
-        "group": label,
-        "route": route,
-        "packet_size": units.parse_bytes(f.packet_size, f"{where}.packet_size"),
-        "start_ns": start,
+        "label": label,
+        "packet_size": packet_size,
         "stop_ns": stop,
         "tagged": f.tagged,
         "source": source,
@@ -258,20 +320,24 @@ def _flow(f: Any, where: str, label: str, route: dict[str, Any], start: int, pro
 
 
 def _arrivals(
-    f: Any, where: str, label: str, net: Network, srcs: list[str], dsts: list[str], profiles: _Profiles,
+    f: Any, where: str, label: str, net: Network, srcs: np.ndarray, dsts: np.ndarray, profiles: _Profiles,
     duration: int,
 ) -> dict[str, Any]:
     idx, prof = profiles.index(f.tcp, f"{where}.tcp")
     payload = prof["packet_size"] - prof["header_size"]
     size = sim_dist(f.size, "size", f"{where}.size", payload)
+    j = np.arange(max(len(srcs), len(dsts)))
+    src, dst = srcs[j % len(srcs)], dsts[j % len(dsts)]
+    (fo, fl), (ro, rl) = _routes(net, src, dst, where, f, acks=True)
     routes = [
-        _route(net, srcs[j % len(srcs)], dsts[j % len(dsts)], where, f, acks=True)
-        for j in range(max(len(srcs), len(dsts)))
+        {"src": int(src[k]), "dst": int(dst[k]), "path": fl[fo[k]:fo[k + 1]].tolist(),
+         "reverse_path": rl[ro[k]:ro[k + 1]].tolist()}
+        for k in range(len(j))
     ]
     if f.rate is not None:
         rate = units.parse_frequency(f.rate, f"{where}.rate")
     else:
-        capacity = min(net.links[li]["rate_bps"] for r in routes for li in r["path"])
+        capacity = int(net.links["rate_bps"][fl].min())
         wire_bits = dist_mean(size) * prof["packet_size"] / payload * 8
         rate = f.load * capacity / wire_bits
     start = units.parse_time(f.start, f"{where}.start")

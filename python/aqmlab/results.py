@@ -3,7 +3,8 @@
 A results directory holds::
 
     scenario.toml        the user's scenario with every default filled in
-    resolved.json        the value the simulator ran (the Rust contract)
+    resolved.json        the value the simulator ran (the Rust contract; its links and
+                         flows column-wise, see aqmlab.contract)
     summary.json         run-level figures (sorted keys; no wall-clock values)
     timing.json          wall-clock figures (the only file that differs between reruns)
     flows.parquet        one row per flow
@@ -23,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+
+from . import contract
 
 #: Parquet settings: fixed, so files are reproducible byte for byte.
 PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "statistics": True}
@@ -59,24 +62,35 @@ _NUMPY = {"f64": np.float64, "u64": np.int64, "i64": np.int64, "bool": np.bool_}
 _POLARS = {"f64": pl.Float64, "u64": pl.Int64, "i64": pl.Int64, "bool": pl.Boolean, "str": pl.String, "cat": pl.String}
 
 
+def _strings(offsets: bytes, text: bytes) -> Any:
+    """Strings as the core hands them over (Arrow's layout: UTF-8 bytes end to end and
+    i64 offsets) as an Arrow array, with no Python object per string."""
+    import pyarrow as pa
+
+    return pa.LargeStringArray.from_buffers(len(offsets) // 8 - 1, pa.py_buffer(offsets), pa.py_buffer(text))
+
+
 def _column(name: str, column: tuple[Any, ...]) -> pl.Series:
     """One column as the core hands it over: numbers as bytes in native order
     (8 bytes a value, read by numpy without a copy, where a Python list holds
-    a 32-byte object each), text as a list of strings, categories as their
-    values and a code per row. Every column has its kind's type, also when it
-    holds no value at all (no rows, or every value missing), so that a table's
-    schema does not depend on the run. Only numpy does the indexing: polars'
-    own gather and scatter start its thread pool, 8 MB the first time."""
+    a 32-byte object each), text as UTF-8 bytes and offsets, categories as
+    their values and a code per row. Every column has its kind's type, also
+    when it holds no value at all (no rows, or every value missing), so that
+    a table's schema does not depend on the run. numpy and Arrow do the
+    indexing: polars' own gather and scatter start its thread pool, 8 MB the
+    first time."""
     kind, payload, *rest = column
-    if kind == "str":
-        values = np.array(payload, dtype=object)
-    elif kind == "cat":
-        values = np.array(payload, dtype=object)[np.frombuffer(rest[0], dtype=np.uint32)]
+    if kind in ("str", "cat"):
+        strings = _strings(*payload)
+        if kind == "cat":
+            strings = strings.take(np.frombuffer(rest[0], dtype=np.uint32))
+        return pl.Series(name, pl.from_arrow(strings), dtype=pl.String)
     else:
         values = np.frombuffer(payload, dtype=_NUMPY[kind.removeprefix("opt_")])
-        if kind.startswith("opt_"):
-            present = np.frombuffer(rest[0], dtype=np.bool_)
-            values = [v if p else None for v, p in zip(values.tolist(), present.tolist())]
+        if kind.startswith("opt_"):  # missing values masked in Arrow: no Python object a row
+            import pyarrow as pa
+
+            values = pl.from_arrow(pa.array(values, mask=~np.frombuffer(rest[0], dtype=np.bool_)))
     return pl.Series(name, values, dtype=_POLARS[kind.removeprefix("opt_")])
 
 
@@ -85,7 +99,9 @@ def _frame(columns: Any) -> pl.DataFrame:
         return pl.DataFrame()
     if isinstance(columns, pl.DataFrame):
         return columns
-    return pl.DataFrame([_column(name, c) for name, c in columns.items()])
+    # Each column taken out of the hand-over as it is converted, so that its bytes
+    # are freed then: a million flows' tables are not held twice.
+    return pl.DataFrame([_column(name, columns.pop(name)) for name in list(columns)])
 
 
 class Results:
@@ -93,7 +109,7 @@ class Results:
 
     Attributes: ``summary`` (dict), ``timing`` (dict of wall-clock figures),
     ``flows``, ``queues``, ``timeseries``, ``histograms`` (polars DataFrames),
-    ``scenario`` (the resolved contract dict) and ``source`` (the
+    ``scenario`` (the resolved contract dict, its columns numpy arrays) and ``source`` (the
     :class:`~aqmlab.scenario.Scenario`, when known).
     """
 
@@ -141,7 +157,7 @@ class Results:
         out.mkdir(parents=True, exist_ok=True)
         if self.source is not None:
             (out / "scenario.toml").write_text(self.source.to_toml(), encoding="utf-8")
-        (out / "resolved.json").write_text(dump_json(self.scenario), encoding="utf-8")
+        contract.write(out / "resolved.json", self.scenario)
         (out / "summary.json").write_text(dump_json(self.summary), encoding="utf-8")
         (out / "timing.json").write_text(dump_json(self.timing), encoding="utf-8")
         for name in _TABLES:
@@ -162,4 +178,4 @@ class Results:
             from .scenario import Scenario
 
             source = Scenario.load(d / "scenario.toml")
-        return cls(raw, json.loads((d / "resolved.json").read_text()), source, timing)
+        return cls(raw, contract.load(d / "resolved.json"), source, timing)

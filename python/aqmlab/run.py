@@ -5,7 +5,6 @@ eagerly, so that the name ``aqmlab.run`` is the function, not this module)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -85,30 +84,41 @@ def run(
     A mistake in the scenario raises :class:`~aqmlab.errors.UserError`, including one
     that only the simulator detects.
     """
-    from .results import Results
     from .scenario import Scenario
 
     s = Scenario.coerce(scenario)
     if seed is not None:
         s = s.with_seed(seed)
-    resolved = s.resolve()
-    text = json.dumps(resolved, sort_keys=True, allow_nan=False)
+    return run_resolved(s.resolve(), s, progress)
+
+
+def run_resolved(
+    resolved: dict[str, Any],
+    source: Scenario | None = None,
+    progress: bool | Callable[[float], None] = False,
+) -> Results:
+    """Run a resolved scenario (the contract, :mod:`aqmlab.contract`); ``source`` is
+    the scenario it was resolved from, when known."""
+    from . import contract
+    from .results import Results
+
     core = _core()
+    text, columns = contract.for_core(resolved)
     bar: ProgressBar | None = None
     callback: Callable[[float], None] | None
     if callable(progress):
         callback = progress
     elif progress:
-        bar = callback = ProgressBar(resolved["duration_ns"] / 1e9, label=s.name)
+        bar = callback = ProgressBar(resolved["duration_ns"] / 1e9, label=getattr(source, "name", "scenario"))
     else:
         callback = None
     t0 = time.perf_counter()
     try:
-        raw = core.run(text, callback)
+        raw = core.run(text, columns, callback)
     except ValueError as e:
         raise UserError(f"the simulator refused the scenario: {e}") from None
     finally:
         if bar is not None:
             bar.close()
     timing = {"total_wall_time_s": time.perf_counter() - t0}
-    return Results(raw, resolved, s, timing)
+    return Results(raw, resolved, source, timing)

@@ -518,4 +518,6 @@ class Scenario(Model):
 
     def resolved_json(self, indent: int | None = None) -> str:
         """:meth:`resolve` as JSON (sorted keys: the same scenario gives the same text)."""
-        return json.dumps(self.resolve(), sort_keys=True, indent=indent, allow_nan=False)
+        from .contract import dumps
+
+        return dumps(self.resolve(), indent)

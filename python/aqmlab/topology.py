@@ -2,11 +2,14 @@
 groups of nodes and routes.
 
 Every builder returns a :class:`Network` whose links are already in the contract's
-form (``LinkSpec`` of ``crates/sim/src/scenario.rs``). Routes are shortest paths by
+column-wise form (``Links`` of ``crates/sim/src/scenario.rs``): numpy columns, each
+distinct discipline once, names as runs; a block of numbered hosts is added with its
+access links at once, without a Python object per host or link. Routes are shortest paths by
 total propagation delay, ties broken by hop count and then by the node names along
 the path, so they never depend on dictionary order. End hosts with a single access
 link ("stubs") are routed through their router directly, which keeps resolving a
-1000-sender dumbbell fast.
+million-sender dumbbell fast: its routes are found for each pair of routers, not for
+each flow.
 
 Naming, per builder:
 
@@ -28,15 +31,15 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import json
+from typing import Any
+
+import numpy as np
 
 from . import units
 from .errors import UserError
+from .names import NameList
 from .schema import is_list, is_scalar
-
-if TYPE_CHECKING:  # numpy is imported when a distribution is drawn (it is slow to import)
-    import numpy as np
 
 # ---------------------------------------------------------------------------
 # random draws
@@ -45,8 +48,6 @@ if TYPE_CHECKING:  # numpy is imported when a distribution is drawn (it is slow 
 def rng(seed: int, key: str) -> np.random.Generator:
     """The random stream for one purpose: seeded from (master seed, a stable hash of
     ``key``), so adding draws elsewhere never changes this stream."""
-    import numpy as np
-
     h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, h])))
 
@@ -54,19 +55,19 @@ def rng(seed: int, key: str) -> np.random.Generator:
 _PARSERS = {"time": units.parse_time, "rate": units.parse_rate}
 
 
-def expand(spec: Any, n: int, kind: str, where: str, seed: int, key: str, members: str) -> list[int]:
-    """One integer per member (``n`` of them) from a value, a list or a distribution.
+def expand(spec: Any, n: int, kind: str, where: str, seed: int, key: str, members: str) -> np.ndarray:
+    """One integer per member (``n`` of them, an int64 array) from a value, a list or a
+    distribution.
 
     ``kind`` is "time" (ns) or "rate" (bit/s); ``where`` names the field in errors;
     ``members`` says what the list is indexed by ("senders", "flows")."""
     parse = _PARSERS[kind]
     if is_scalar(spec):
-        return [parse(spec, where)] * n
+        return np.full(n, parse(spec, where), dtype=np.int64)
     if is_list(spec):
         if len(spec) != n:
             raise UserError(f"has {len(spec)} values but there are {n} {members}", where)
-        return [parse(v, f"{where}[{i}]") for i, v in enumerate(spec)]
-    import numpy as np
+        return np.array([parse(v, f"{where}[{i}]") for i, v in enumerate(spec)], dtype=np.int64)
 
     d = spec.dist
     g = rng(seed, key)
@@ -95,9 +96,9 @@ def expand(spec: Any, n: int, kind: str, where: str, seed: int, key: str, member
         vals = np.array([first + (last - first) * i / (n - 1) if n > 1 else first for i in range(n)], dtype=float)
     else:  # pragma: no cover - the schema admits no other dist
         raise UserError(f"unknown distribution {d!r}", f"{where}.dist")
-    out = [int(v) for v in np.rint(vals)]
+    out = np.rint(vals).astype(np.int64)
     if kind == "rate":
-        out = [max(1, v) for v in out]
+        out = np.maximum(out, 1)
     return out
 
 
@@ -105,138 +106,237 @@ def expand(spec: Any, n: int, kind: str, where: str, seed: int, key: str, member
 # the network
 
 
-@dataclass
+#: The contract's type of each link column.
+LINK_DTYPES = {"from": "uint32", "to": "uint32", "rate_bps": "int64", "delay_ns": "int64", "qdisc": "uint32", "monitor": "bool"}
+
+
 class Network:
-    nodes: list[str] = field(default_factory=list)
-    node_index: dict[str, int] = field(default_factory=dict)
-    links: list[dict[str, Any]] = field(default_factory=list)
-    link_index: dict[str, int] = field(default_factory=dict)
-    out: list[list[int]] = field(default_factory=list)
-    groups: dict[str, list[str]] = field(default_factory=dict)
-    #: the src used when a flow gives none (None: src is required)
-    default_src: str | None = None
-    #: src group -> the dst used when a flow gives none
-    default_dst: dict[str, str] = field(default_factory=dict)
-    #: end host -> (its router, link host->router, link router->host)
-    stubs: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-    _paths: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
-    _core_paths: dict[tuple[str, str], list[int] | None] = field(default_factory=dict)
+    """Nodes, links (column-wise, appended in blocks), named groups of nodes and routes.
+
+    Nodes and links are numbered in the order they are added; their names are
+    :class:`~aqmlab.names.NameList` runs, so a block of numbered hosts costs no string
+    each. Call :meth:`finish` once every link is added: routes read the columns."""
+
+    def __init__(self) -> None:
+        self.nodes = NameList()
+        self.link_names = NameList()
+        self.qdiscs: list[dict[str, Any]] = []
+        self._qdisc_keys: dict[str, int] = {}
+        self._blocks: list[dict[str, Any]] = []  # link columns, a block at a time
+        self._pending: dict[str, list[Any]] = {k: [] for k in LINK_DTYPES}  # single links not yet in a block
+        self.links: dict[str, np.ndarray] = {}  # the columns, after finish()
+        self.n_links = 0
+        #: group name -> its nodes' indices
+        self.groups: dict[str, np.ndarray] = {}
+        #: the src used when a flow gives none (None: src is required)
+        self.default_src: str | None = None
+        #: src group -> the dst used when a flow gives none
+        self.default_dst: dict[str, str] = {}
+        # End hosts with a single access link ("stubs"), by node: their router,
+        # their link to it and its link back (-1: not a stub). Grown in blocks.
+        self._stub_blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.stub_router = self.stub_up = self.stub_down = np.empty(0, dtype=np.int64)
+        self._core_paths: dict[tuple[int, int], list[int] | None] = {}
+        self._adjacency: dict[int, list[int]] | None = None
+
+    # -- building ------------------------------------------------------------
 
     def add_node(self, name: str, where: str = "topology") -> int:
-        if name in self.node_index:
+        if self.nodes.index(name) is not None:
             raise UserError(f'node "{name}" is defined twice', where)
-        self.node_index[name] = len(self.nodes)
-        self.nodes.append(name)
-        self.out.append([])
-        return self.node_index[name]
+        return self.nodes.add(name)
+
+    def add_numbered_nodes(self, templates: list[str], count: int) -> int:
+        """Nodes ``templates`` for each number below ``count`` (the builders' own
+        names, unique by construction); returns the first one's index."""
+        return self.nodes.add_numbered(templates, count)
+
+    def qdisc_index(self, spec: dict[str, Any]) -> int:
+        """The index of a discipline in the list of distinct ones."""
+        key = json.dumps(spec, sort_keys=True)
+        if key not in self._qdisc_keys:
+            self._qdisc_keys[key] = len(self.qdiscs)
+            self.qdiscs.append(spec)
+        return self._qdisc_keys[key]
 
     def add_link(
         self, name: str, a: str, b: str, rate: int, delay: int, qdisc: dict[str, Any],
         monitor: bool = False, where: str = "topology",
     ) -> int:
-        if name in self.link_index:
+        if self.link_names.index(name) is not None:
             raise UserError(f'link name "{name}" is used twice', where)
-        i = len(self.links)
-        self.links.append(
-            {
-                "name": name,
-                "from": self.node_index[a],
-                "to": self.node_index[b],
-                "rate_bps": rate,
-                "delay_ns": delay,
-                "qdisc": qdisc,
-                "monitor": monitor,
-            }
-        )
-        self.link_index[name] = i
-        self.out[self.node_index[a]].append(i)
-        return i
+        self.link_names.add(name)
+        row = {"from": self.node(a), "to": self.node(b), "rate_bps": rate, "delay_ns": delay,
+               "qdisc": self.qdisc_index(qdisc), "monitor": monitor}
+        for k, v in row.items():
+            self._pending[k].append(v)
+        self.n_links += 1
+        return self.n_links - 1
 
-    def add_group(self, name: str, members: list[str], where: str = "topology") -> None:
-        if name in self.node_index:
+    def _flush(self) -> None:
+        if self._pending["from"]:
+            self._blocks.append({k: np.array(v, dtype=LINK_DTYPES[k]) for k, v in self._pending.items()})
+            self._pending = {k: [] for k in LINK_DTYPES}
+
+    def add_access(
+        self, count: int, hosts: list[tuple[str, int, int, int, bool]], rates: list[np.ndarray],
+        delays: list[np.ndarray], qdisc: dict[str, Any],
+    ) -> None:
+        """Access links of ``count`` numbered hosts of each kind in ``hosts``: (name
+        template, index of host 0, index step, router index, sender?). For each number,
+        for each kind: the link named ``access_<host>`` (host -> router for a sender,
+        router -> host for a receiver) and ``access_<host>_rev`` the other way, at that
+        kind's ``rates[number]`` and ``delays[number]``."""
+        if not count:
+            return
+        self._flush()
+        k = len(hosts)
+        number = np.arange(count, dtype=np.int64)
+        host = np.stack([first + step * number for _, first, step, _, _ in hosts], axis=1)  # (count, k)
+        router = np.broadcast_to(np.array([h[3] for h in hosts], dtype=np.int64), (count, k))
+        sender = np.array([h[4] for h in hosts])
+        # Columns shaped (count, kinds, 2): the named link, then its twin.
+        first_end = np.where(sender, host, router)
+        second_end = np.where(sender, router, host)
+        block = {
+            "from": np.stack([first_end, second_end], axis=2),
+            "to": np.stack([second_end, first_end], axis=2),
+            "rate_bps": np.repeat(np.stack(rates, axis=1)[:, :, None], 2, axis=2),
+            "delay_ns": np.repeat(np.stack(delays, axis=1)[:, :, None], 2, axis=2),
+        }
+        block = {name: col.reshape(-1).astype(LINK_DTYPES[name]) for name, col in block.items()}
+        block["qdisc"] = np.full(2 * k * count, self.qdisc_index(qdisc), dtype=np.uint32)
+        block["monitor"] = np.zeros(2 * k * count, dtype=bool)
+        self._blocks.append(block)
+        self.link_names.add_numbered([t for name, *_ in hosts for t in (f"access_{name}", f"access_{name}_rev")], count)
+        named = self.n_links + 2 * (number[:, None] * k + np.arange(k))  # (count, kinds)
+        up = np.where(sender, named, named + 1).reshape(-1)
+        down = np.where(sender, named + 1, named).reshape(-1)
+        self._stub_blocks.append((host.reshape(-1), router.reshape(-1), up, down))
+        self.n_links += 2 * k * count
+
+    def add_group(self, name: str, members: Any, where: str = "topology") -> None:
+        if self.nodes.index(name) is not None:
             raise UserError(f'group "{name}" has the name of a node', where)
-        self.groups[name] = members
+        self.groups[name] = np.asarray(members, dtype=np.int64)
+
+    def finish(self) -> None:
+        """The link columns and the stub tables, once every link is added."""
+        self._flush()
+        self.links = {
+            k: np.concatenate([b[k] for b in self._blocks]) if self._blocks else np.empty(0, dtype=LINK_DTYPES[k])
+            for k in LINK_DTYPES
+        }
+        self._blocks = []
+        n = len(self.nodes)
+        self.stub_router, self.stub_up, self.stub_down = (np.full(n, -1, dtype=np.int64) for _ in range(3))
+        for hosts, router, up, down in self._stub_blocks:
+            self.stub_router[hosts], self.stub_up[hosts], self.stub_down[hosts] = router, up, down
+        self._stub_blocks = []
 
     # -- names ---------------------------------------------------------------
 
-    def members(self, name: str, where: str) -> list[str]:
-        """The nodes a flow's src or dst names: a node, or a group of nodes."""
+    def node(self, name: str) -> int:
+        i = self.nodes.index(name)
+        if i is None:
+            raise KeyError(name)
+        return i
+
+    def members(self, name: str, where: str) -> np.ndarray:
+        """The nodes a flow's src or dst names (their indices): a node, or a group."""
         if name in self.groups:
             return self.groups[name]
-        if name in self.node_index:
-            return [name]
+        i = self.nodes.index(name)
+        if i is not None:
+            return np.array([i], dtype=np.int64)
         groups = ", ".join(sorted(self.groups)) or "none"
-        shown = ", ".join(self.nodes[:8]) + (", ..." if len(self.nodes) > 8 else "")
+        shown = ", ".join(self.nodes[k] for k in range(min(8, len(self.nodes)))) + (", ..." if len(self.nodes) > 8 else "")
         raise UserError(f'unknown node or group "{name}" (groups: {groups}; nodes: {shown})', where)
 
     # -- routes --------------------------------------------------------------
 
-    def shortest(self, a: str, b: str, where: str, what: str = "route") -> list[int]:
-        """Links of the shortest path a -> b by (delay, hops, node names)."""
-        key = (a, b)
-        if key not in self._paths:
-            prefix: list[int] = []
-            suffix: list[int] = []
-            start, end = a, b
-            if a in self.stubs:
-                start, up, _ = self.stubs[a]
-                prefix = [up]
-            if b in self.stubs:
-                end, _, down = self.stubs[b]
-                suffix = [down]
-            if a in self.stubs and start == b:
-                path: list[int] | None = prefix
-            elif b in self.stubs and end == a:
-                path = suffix
-            else:
-                if start == end:
-                    mid: list[int] | None = []
-                else:
-                    if (start, end) not in self._core_paths:
-                        self._core_paths[start, end] = self._dijkstra(start, end)
-                    mid = self._core_paths[start, end]
-                path = None if mid is None else prefix + mid + suffix
-            self._paths[key] = path
-        path = self._paths[key]
-        if path is None:
-            raise UserError(f"no {what} from {a} to {b} in the topology", where)
-        return path
+    def routes(self, src: np.ndarray, dst: np.ndarray, where: str, what: str = "route") -> tuple[np.ndarray, np.ndarray]:
+        """Shortest paths src[i] -> dst[i] by (delay, hops, node names), as offsets
+        (one more than routes) into a flat array of links.
 
-    def _dijkstra(self, a: str, b: str) -> list[int] | None:
-        src, dst = self.node_index[a], self.node_index[b]
-        skip = {self.node_index[h] for h in self.stubs} if self.stubs else set()
+        A stub goes through its router: its path is its access link, the path
+        between the routers, and the access link of the stub at the far end."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        start = np.where(self.stub_router[src] >= 0, self.stub_router[src], src)
+        end = np.where(self.stub_router[dst] >= 0, self.stub_router[dst], dst)
+        pairs, pair_of = np.unique(start * len(self.nodes) + end, return_inverse=True)
+        pair_of = pair_of.reshape(-1)
+        middles = []
+        for k, pair in enumerate(pairs.tolist()):
+            a, b = divmod(pair, len(self.nodes))
+            middle = [] if a == b else self._core_path(a, b)
+            if middle is None:
+                j = int(np.argmax(pair_of == k))
+                raise UserError(f"no {what} from {self.nodes[int(src[j])]} to {self.nodes[int(dst[j])]} in the topology", where)
+            middles.append(middle)
+        prefix, suffix = self.stub_up[src] >= 0, self.stub_down[dst] >= 0
+        middle_len = np.array([len(m) for m in middles], dtype=np.int64)[pair_of]
+        offsets = np.zeros(len(src) + 1, dtype=np.int64)
+        np.cumsum(prefix + middle_len + suffix, out=offsets[1:])
+        links = np.empty(int(offsets[-1]), dtype=np.uint32)
+        at = offsets[:-1] + prefix
+        links[offsets[:-1][prefix]] = self.stub_up[src[prefix]]
+        for k, middle in enumerate(middles):
+            if middle:
+                mine = at[pair_of == k]
+                for hop, link in enumerate(middle):
+                    links[mine + hop] = link
+        links[(at + middle_len)[suffix]] = self.stub_down[dst[suffix]]
+        return offsets, links
+
+    def shortest(self, a: str, b: str, where: str, what: str = "route") -> list[int]:
+        """Links of the shortest path a -> b (see :meth:`routes`)."""
+        _, links = self.routes(np.array([self.node(a)]), np.array([self.node(b)]), where, what)
+        return links.tolist()
+
+    def _core_path(self, a: int, b: int) -> list[int] | None:
+        if (a, b) not in self._core_paths:
+            self._core_paths[a, b] = self._dijkstra(a, b)
+        return self._core_paths[a, b]
+
+    def _dijkstra(self, src: int, dst: int) -> list[int] | None:
+        """Between two nodes that are not stubs, never through a stub."""
+        if self._adjacency is None:
+            # The links between non-stubs only: a million access links stay out.
+            f, t = self.links["from"].astype(np.int64), self.links["to"].astype(np.int64)
+            inner = np.nonzero((self.stub_router[f] < 0) & (self.stub_router[t] < 0))[0]
+            self._adjacency = {}
+            for li in inner.tolist():
+                self._adjacency.setdefault(int(f[li]), []).append(li)
+        to, delay = self.links["to"], self.links["delay_ns"]
         best: dict[int, tuple[int, int, tuple[str, ...]]] = {}
-        heap: list[tuple[int, int, tuple[str, ...], int, tuple[int, ...]]] = [(0, 0, (a,), src, ())]
+        heap: list[tuple[int, int, tuple[str, ...], int, tuple[int, ...]]] = [(0, 0, (self.nodes[src],), src, ())]
         while heap:
-            delay, hops, names, node, links = heapq.heappop(heap)
+            d, hops, names, node, links = heapq.heappop(heap)
             if node in best:
                 continue
-            best[node] = (delay, hops, names)
+            best[node] = (d, hops, names)
             if node == dst:
                 return list(links)
-            for li in self.out[node]:
-                link = self.links[li]
-                nxt = link["to"]
-                if nxt in best or (nxt in skip and nxt != dst):
+            for li in self._adjacency.get(node, []):
+                nxt = int(to[li])
+                if nxt in best:
                     continue
-                heapq.heappush(
-                    heap,
-                    (delay + link["delay_ns"], hops + 1, names + (self.nodes[nxt],), nxt, links + (li,)),
-                )
+                heapq.heappush(heap, (d + int(delay[li]), hops + 1, names + (self.nodes[nxt],), nxt, links + (li,)))
         return None
 
     def along(self, node_path: list[str], where: str) -> list[int]:
         """Links along an explicit path of node names (the fastest link of each hop)."""
         for i, n in enumerate(node_path):
-            if n not in self.node_index:
+            if self.nodes.index(n) is None:
                 raise UserError(f'unknown node "{n}"', f"{where}[{i}]")
         out = []
         for i, (x, y) in enumerate(zip(node_path, node_path[1:])):
-            ix, iy = self.node_index[x], self.node_index[y]
-            cands = [li for li in self.out[ix] if self.links[li]["to"] == iy]
+            ix, iy = self.node(x), self.node(y)
+            cands = np.nonzero((self.links["from"] == ix) & (self.links["to"] == iy))[0].tolist()
             if not cands:
                 raise UserError(f"no link from {x} to {y}", f"{where}[{i + 1}]")
-            out.append(min(cands, key=lambda li: (self.links[li]["delay_ns"], self.links[li]["name"])))
+            out.append(min(cands, key=lambda li: (int(self.links["delay_ns"][li]), self.link_names[li])))
         return out
 
     def has_path(self, node_path: list[str]) -> bool:
@@ -246,8 +346,9 @@ class Network:
         except UserError:
             return False
 
-    def delay(self, links: list[int]) -> int:
-        return sum(self.links[li]["delay_ns"] for li in links)
+    def to_contract(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The contract's ``nodes`` and ``links``."""
+        return self.nodes.to_contract(), {"names": self.link_names.to_contract(), "qdiscs": self.qdiscs, **self.links}
 
 
 # ---------------------------------------------------------------------------
@@ -256,12 +357,14 @@ class Network:
 
 def build(topo: Any, seed: int) -> Network:
     """The network of a validated ``[topology]`` table."""
-    return {
+    net = {
         "dumbbell": _dumbbell,
         "multi_rtt": _multi_rtt,
         "parking_lot": _parking_lot,
         "graph": _graph,
     }[topo.kind](topo, seed)
+    net.finish()
+    return net
 
 
 def _qdisc(model: Any, where: str) -> dict[str, Any]:
@@ -269,41 +372,34 @@ def _qdisc(model: Any, where: str) -> dict[str, Any]:
 
 
 def _two_routers(
-    net: Network, topo: Any, seed: int, n: int, m: int, send_rates: list[int], send_delays: list[int],
-    recv_rates: list[int], recv_delays: list[int],
-) -> None:
+    net: Network, topo: Any, seed: int, n: int, m: int, send_rates: np.ndarray, send_delays: np.ndarray,
+    recv_rates: np.ndarray, recv_delays: np.ndarray,
+) -> tuple[int, int]:
+    """The dumbbell's nodes and links; returns the indices of s0 and d0."""
     t = "topology"
     b = topo.bottleneck
-    for i in range(n):
-        net.add_node(f"s{i}")
-    net.add_node("r1")
-    net.add_node("r2")
-    for j in range(m):
-        net.add_node(f"d{j}")
+    senders = net.add_numbered_nodes(["s{}"], n)
+    r1, r2 = net.add_node("r1"), net.add_node("r2")
+    receivers = net.add_numbered_nodes(["d{}"], m)
     brate = units.parse_rate(b.rate, f"{t}.bottleneck.rate")
     bdelay = units.parse_time(b.delay, f"{t}.bottleneck.delay")
     net.add_link("bottleneck", "r1", "r2", brate, bdelay, _qdisc(b.qdisc, f"{t}.bottleneck.qdisc"), monitor=True)
     net.add_link("bottleneck_rev", "r2", "r1", brate, bdelay, _qdisc(topo.reverse_qdisc, f"{t}.reverse_qdisc"))
     aq = _qdisc(topo.access_qdisc, f"{t}.access_qdisc")
-    for i in range(n):
-        up = net.add_link(f"access_s{i}", f"s{i}", "r1", send_rates[i], send_delays[i], aq)
-        down = net.add_link(f"access_s{i}_rev", "r1", f"s{i}", send_rates[i], send_delays[i], aq)
-        net.stubs[f"s{i}"] = ("r1", up, down)
-    for j in range(m):
-        down = net.add_link(f"access_d{j}", "r2", f"d{j}", recv_rates[j], recv_delays[j], aq)
-        up = net.add_link(f"access_d{j}_rev", f"d{j}", "r2", recv_rates[j], recv_delays[j], aq)
-        net.stubs[f"d{j}"] = ("r2", up, down)
-    net.add_group("senders", [f"s{i}" for i in range(n)])
-    net.add_group("receivers", [f"d{j}" for j in range(m)])
+    net.add_access(n, [("s{}", senders, 1, r1, True)], [send_rates], [send_delays], aq)
+    net.add_access(m, [("d{}", receivers, 1, r2, False)], [recv_rates], [recv_delays], aq)
+    net.add_group("senders", senders + np.arange(n))
+    net.add_group("receivers", receivers + np.arange(m))
     net.default_src = "senders"
     net.default_dst.update({"senders": "receivers", "receivers": "senders"})
+    return senders, receivers
 
 
-def _receivers(topo: Any, seed: int, m: int, send_rates: list[int]) -> tuple[list[int], list[int]]:
+def _receivers(topo: Any, seed: int, m: int, send_rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ra = topo.receiver_access
     where = "topology.receiver_access"
     if ra.rate is None:
-        rates = [max(send_rates)] * m
+        rates = np.full(m, send_rates.max(), dtype=np.int64)
     else:
         rates = expand(ra.rate, m, "rate", f"{where}.rate", seed, f"{where}.rate", "receivers")
     delays = expand(ra.delay, m, "time", f"{where}.delay", seed, f"{where}.delay", "receivers")
@@ -329,32 +425,31 @@ def _multi_rtt(topo: Any, seed: int) -> Network:
     rates = expand(topo.access.rate, n, "rate", f"{w}.rate", seed, f"{w}.rate", "senders")
     rrates, rdelays = _receivers(topo, seed, m, rates)
     bdelay = units.parse_time(topo.bottleneck.delay, "topology.bottleneck.delay")
-    delays: list[int] = []
-    names: list[tuple[str, list[int]]] = []
+    delays: list[np.ndarray] = []
+    names: list[tuple[str, np.ndarray]] = []
     i = 0
     for gi, g in enumerate(topo.groups):
         rtt = units.parse_time(g.rtt, f"topology.groups[{gi}].rtt")
-        idx = []
-        for _ in range(g.senders):
-            d = rtt // 2 - bdelay - rdelays[i % m]
-            if d < 0:
-                raise UserError(
-                    f"{g.rtt} is shorter than the two-way delay of the bottleneck and receiver "
-                    f"links alone ({units.format_time(2 * (bdelay + rdelays[i % m]))})",
-                    f"topology.groups[{gi}].rtt",
-                )
-            delays.append(d)
-            idx.append(i)
-            i += 1
+        idx = np.arange(i, i + g.senders)
+        d = rtt // 2 - bdelay - rdelays[idx % m]
+        if (d < 0).any():
+            rdelay = int(rdelays[idx[np.argmax(d < 0)] % m])
+            raise UserError(
+                f"{g.rtt} is shorter than the two-way delay of the bottleneck and receiver "
+                f"links alone ({units.format_time(2 * (bdelay + rdelay))})",
+                f"topology.groups[{gi}].rtt",
+            )
+        delays.append(d)
         names.append((g.name or f"g{gi}", idx))
+        i += g.senders
     net = Network()
-    _two_routers(net, topo, seed, n, m, rates, delays, rrates, rdelays)
+    senders, receivers = _two_routers(net, topo, seed, n, m, rates, np.concatenate(delays), rrates, rdelays)
     for gi, (name, idx) in enumerate(names):
         where = f"topology.groups[{gi}].name"
         if name in net.groups or f"{name}_receivers" in net.groups:
             raise UserError(f'group name "{name}" is used twice or is reserved', where)
-        net.add_group(name, [f"s{k}" for k in idx], where)
-        net.add_group(f"{name}_receivers", [f"d{k % m}" for k in idx], where)
+        net.add_group(name, senders + idx, where)
+        net.add_group(f"{name}_receivers", receivers + idx % m, where)
         net.default_dst[name] = f"{name}_receivers"
     return net
 
@@ -366,8 +461,7 @@ def _parking_lot(topo: Any, seed: int) -> Network:
     if len(hops) != h:
         raise UserError(f"has {len(hops)} links but hops = {h}", f"{t}.hop")
     net = Network()
-    for i in range(h + 1):
-        net.add_node(f"r{i}")
+    routers = [net.add_node(f"r{i}") for i in range(h + 1)]
     for i, hop in enumerate(hops):
         w = f"{t}.hop[{i}]" if isinstance(topo.hop, list) else f"{t}.hop"
         rate = units.parse_rate(hop.rate, f"{w}.rate")
@@ -378,33 +472,28 @@ def _parking_lot(topo: Any, seed: int) -> Network:
     adelay = units.parse_time(topo.access.delay, f"{t}.access.delay")
     aq = _qdisc(topo.access_qdisc, f"{t}.access_qdisc")
 
-    def host(name: str, router: str, sender: bool) -> None:
-        net.add_node(name)
-        if sender:
-            up = net.add_link(f"access_{name}", name, router, arate, adelay, aq)
-            down = net.add_link(f"access_{name}_rev", router, name, arate, adelay, aq)
-        else:
-            down = net.add_link(f"access_{name}", router, name, arate, adelay, aq)
-            up = net.add_link(f"access_{name}_rev", name, router, arate, adelay, aq)
-        net.stubs[name] = (router, up, down)
+    def pairs(src: str, dst: str, count: int, src_router: int, dst_router: int) -> np.ndarray:
+        """``count`` numbered (src, dst) host pairs, each with its access links;
+        returns the srcs' indices (each dst is its src's index + 1)."""
+        first = net.add_numbered_nodes([src, dst], count)
+        rates, delays = [np.full(count, arate, dtype=np.int64)] * 2, [np.full(count, adelay, dtype=np.int64)] * 2
+        net.add_access(count, [(src, first, 2, src_router, True), (dst, first + 1, 2, dst_router, False)], rates, delays, aq)
+        return first + 2 * np.arange(count)
 
-    for k in range(topo.through):
-        host(f"src{k}", "r0", True)
-        host(f"dst{k}", f"r{h}", False)
-    for i in range(h):
-        for k in range(topo.cross):
-            host(f"x{i}_src{k}", f"r{i}", True)
-            host(f"x{i}_dst{k}", f"r{i + 1}", False)
-    net.add_group("through", [f"src{k}" for k in range(topo.through)])
-    net.add_group("through_dst", [f"dst{k}" for k in range(topo.through)])
+    through = pairs("src{}", "dst{}", topo.through, routers[0], routers[h])
+    cross = [pairs(f"x{i}_src{{}}", f"x{i}_dst{{}}", topo.cross, routers[i], routers[i + 1]) for i in range(h)]
+    net.add_group("through", through)
+    net.add_group("through_dst", through + 1)
     net.default_dst["through"] = "through_dst"
     if topo.cross:
-        net.add_group("cross", [f"x{i}_src{k}" for k in range(topo.cross) for i in range(h)])
-        net.add_group("cross_dst", [f"x{i}_dst{k}" for k in range(topo.cross) for i in range(h)])
+        # Interleaved over the hops: x0_src0, x1_src0, ..., x0_src1, ...
+        interleaved = np.stack(cross, axis=1).reshape(-1)
+        net.add_group("cross", interleaved)
+        net.add_group("cross_dst", interleaved + 1)
         net.default_dst["cross"] = "cross_dst"
         for i in range(h):
-            net.add_group(f"cross{i}", [f"x{i}_src{k}" for k in range(topo.cross)])
-            net.add_group(f"cross{i}_dst", [f"x{i}_dst{k}" for k in range(topo.cross)])
+            net.add_group(f"cross{i}", cross[i])
+            net.add_group(f"cross{i}_dst", cross[i] + 1)
             net.default_dst[f"cross{i}"] = f"cross{i}_dst"
     return net
 
@@ -417,7 +506,7 @@ def _graph(topo: Any, seed: int) -> Network:
     for i, link in enumerate(topo.links):
         w = f"{t}.links[{i}]"
         for end, name in (("from", link.from_), ("to", link.to)):
-            if name not in net.node_index:
+            if net.nodes.index(name) is None:
                 raise UserError(f'unknown node "{name}"', f"{w}.{end}")
         if link.from_ == link.to:
             raise UserError("a link cannot connect a node to itself", f"{w}.to")
@@ -433,7 +522,7 @@ def _graph(topo: Any, seed: int) -> Network:
             )
     for gname, members in topo.groups.items():
         for k, n in enumerate(members):
-            if n not in net.node_index:
+            if net.nodes.index(n) is None:
                 raise UserError(f'unknown node "{n}"', f"{t}.groups.{gname}[{k}]")
-        net.add_group(gname, list(members), f"{t}.groups.{gname}")
+        net.add_group(gname, [net.node(n) for n in members], f"{t}.groups.{gname}")
     return net

@@ -1,13 +1,16 @@
-//! PyO3 glue only: a scenario (JSON text) in, columnar results out.
+//! PyO3 glue only: a scenario (a small JSON text and its numeric columns as
+//! buffers) in, columnar results out.
 //!
 //! The simulation runs with the GIL released; the progress callback takes
 //! it back briefly. A user's mistake becomes `ValueError`, anything else a
 //! Python exception too: a panic never crosses into Python as an abort.
 
-use aqmlab_sim::{Column, Results, RunError, Scalar, Table};
+use aqmlab_sim::scenario::ColumnMut;
+use aqmlab_sim::{Column, Names, Results, RunError, Scalar, Scenario, ScenarioError, Table};
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 /// A column's values as raw bytes in native order, for `numpy.frombuffer`:
 /// 8 bytes a number where a Python list would hold a 32-byte object each.
@@ -38,34 +41,55 @@ fn flags<'py>(
     })
 }
 
+/// Strings as Arrow lays them out: their UTF-8 bytes end to end, and where
+/// each starts (i64, one more than strings). Python makes one Arrow string
+/// array of them, with no Python object per string: a million flows'
+/// results name four million links.
+fn strings<'py>(py: Python<'py>, names: &Names) -> PyResult<Bound<'py, PyTuple>> {
+    let mut offsets = Vec::with_capacity(names.len() + 1);
+    let mut text = String::new();
+    offsets.push(0i64);
+    for name in names.iter() {
+        text.push_str(&name);
+        offsets.push(text.len() as i64);
+    }
+    (
+        raw(py, &offsets, i64::to_ne_bytes)?,
+        PyBytes::new(py, text.as_bytes()),
+    )
+        .into_pyobject(py)
+}
+
 /// A table as `{name: (kind, payload...)}`; `aqmlab.results` makes the
-/// polars columns. Numbers travel as bytes, text as lists of strings.
-fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+/// polars columns. Numbers travel as bytes, text as UTF-8 bytes and offsets.
+/// Each column is freed once handed over, so that a table is never whole
+/// on both sides.
+fn table<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    for (name, col) in &t.columns {
+    for (name, col) in t.columns {
         let column: Bound<'py, PyTuple> = match col {
-            Column::F64(v) => ("f64", raw(py, v, f64::to_ne_bytes)?).into_pyobject(py)?,
-            Column::U64(v) => ("u64", raw(py, v, u64::to_ne_bytes)?).into_pyobject(py)?,
-            Column::I64(v) => ("i64", raw(py, v, i64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::F64(v) => ("f64", raw(py, &v, f64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::U64(v) => ("u64", raw(py, &v, u64::to_ne_bytes)?).into_pyobject(py)?,
+            Column::I64(v) => ("i64", raw(py, &v, i64::to_ne_bytes)?).into_pyobject(py)?,
             Column::Bool(v) => ("bool", flags(py, v.iter().copied())?).into_pyobject(py)?,
             Column::OptF64(v) => (
                 "opt_f64",
-                raw(py, v, |x| x.unwrap_or(0.0).to_ne_bytes())?,
+                raw(py, &v, |x| x.unwrap_or(0.0).to_ne_bytes())?,
                 flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
             Column::OptU64(v) => (
                 "opt_u64",
-                raw(py, v, |x| x.unwrap_or(0).to_ne_bytes())?,
+                raw(py, &v, |x| x.unwrap_or(0).to_ne_bytes())?,
                 flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
-            Column::Str(v) => ("str", PyList::new(py, v.iter())?).into_pyobject(py)?,
+            Column::Str(v) => ("str", strings(py, &v)?).into_pyobject(py)?,
             // Each distinct value once, and a code per row.
             Column::Cat { values, codes } => (
                 "cat",
-                PyList::new(py, values.iter())?,
-                raw(py, codes, u32::to_ne_bytes)?,
+                strings(py, &values)?,
+                raw(py, &codes, u32::to_ne_bytes)?,
             )
                 .into_pyobject(py)?,
         };
@@ -74,7 +98,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
-fn to_python<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+fn to_python(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
     let summary = PyDict::new(py);
     for (k, v) in &r.summary {
         match v {
@@ -86,26 +110,119 @@ fn to_python<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> 
     }
     let out = PyDict::new(py);
     out.set_item("summary", summary)?;
-    out.set_item("flows", table(py, &r.flows)?)?;
-    out.set_item("queues", table(py, &r.queues)?)?;
-    out.set_item("timeseries", table(py, &r.timeseries)?)?;
-    out.set_item("histograms", table(py, &r.histograms)?)?;
+    out.set_item("flows", table(py, r.flows)?)?;
+    out.set_item("queues", table(py, r.queues)?)?;
+    out.set_item("timeseries", table(py, r.timeseries)?)?;
+    out.set_item("histograms", table(py, r.histograms)?)?;
     Ok(out)
 }
 
-/// Run a resolved scenario given as JSON. `progress(simulated_seconds)` is
-/// called every quarter second or so of wall time.
+/// Return the heap freed so far to the system: glibc keeps freed blocks in
+/// the middle of its heap resident. After a run those are the simulation's
+/// many small blocks (a box per flow), on top of which Python then builds
+/// the result frames (a million flows: 150 MB of peak RSS).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of glibc's heap.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// A buffer's integers, each converted to `T` (a column's type) with a
+/// check: numpy hands over whatever width and sign it holds.
+fn integers<T: TryFrom<i128>>(
+    py: Python<'_>,
+    buffer: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Vec<T>> {
+    fn convert<E: Element + Copy + Into<i128>, T: TryFrom<i128>>(
+        py: Python<'_>,
+        buffer: &PyBuffer<E>,
+        name: &str,
+    ) -> PyResult<Vec<T>> {
+        let cells = buffer.as_slice(py).ok_or_else(|| {
+            PyValueError::new_err(format!("{name}: the buffer is not contiguous"))
+        })?;
+        let mut out = Vec::with_capacity(cells.len());
+        for (i, cell) in cells.iter().enumerate() {
+            let v: i128 = cell.get().into();
+            let bad = |what: &str| ScenarioError::new(format!("{name}[{i}]"), what);
+            let error = if v < 0 {
+                bad(&format!("must not be negative, got {v}"))
+            } else {
+                match T::try_from(v) {
+                    Ok(x) => {
+                        out.push(x);
+                        continue;
+                    }
+                    Err(_) => bad(&format!("{v} is too large")),
+                }
+            };
+            return Err(PyValueError::new_err(error.to_string()));
+        }
+        Ok(out)
+    }
+    macro_rules! try_as {
+        ($($t:ty),*) => {$(
+            if let Ok(b) = PyBuffer::<$t>::get(buffer) {
+                return convert::<$t, T>(py, &b, name);
+            }
+        )*};
+    }
+    try_as!(u32, i64, u64, i32, u8, i8, u16, i16);
+    Err(PyValueError::new_err(format!(
+        "{name}: expected a buffer of integers"
+    )))
+}
+
+/// Fill the scenario's columns from `columns` (name -> buffer), each name
+/// the column's path in the JSON form ("links.rate_bps").
+fn fill_columns(
+    py: Python<'_>,
+    scenario: &mut Scenario,
+    columns: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    for (name, buffer) in columns.iter() {
+        let name: String = name.extract()?;
+        match scenario.column_mut(&name) {
+            Some(ColumnMut::U32(c)) => *c = integers(py, &buffer, &name)?,
+            Some(ColumnMut::U64(c)) => *c = integers(py, &buffer, &name)?,
+            Some(ColumnMut::Bool(c)) => {
+                let flags: Vec<u8> = integers(py, &buffer, &name)?;
+                if let Some(i) = flags.iter().position(|&f| f > 1) {
+                    let e = ScenarioError::new(format!("{name}[{i}]"), "must be 0 or 1");
+                    return Err(PyValueError::new_err(e.to_string()));
+                }
+                *c = flags.into_iter().map(|f| f == 1).collect();
+            }
+            None => return Err(PyValueError::new_err(format!("{name}: no such column"))),
+        }
+    }
+    Ok(())
+}
+
+/// Run a resolved scenario: `scenario_json` is its JSON form without the
+/// columns given in `columns` (name -> a buffer of integers, e.g. a numpy
+/// array), which take no more than their own size on the way in.
+/// `progress(simulated_seconds)` is called every quarter second or so of
+/// wall time.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None))]
+#[pyo3(signature = (scenario_json, columns, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
+    columns: &Bound<'py, PyDict>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let mut scenario: Scenario = serde_json::from_str(scenario_json)
+        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
+    fill_columns(py, &mut scenario, columns)?;
+    give_back_freed_memory(); // what resolving the scenario in Python left behind
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            aqmlab_sim::run_json(scenario_json, |t| {
+            aqmlab_sim::run(scenario, |t| {
                 let Some(cb) = &progress else { return true };
                 Python::attach(|py| {
                     if let Err(e) = py.check_signals() {
@@ -124,7 +241,11 @@ fn run<'py>(
         }))
     });
     match outcome {
-        Ok(Ok(results)) => to_python(py, &results),
+        Ok(Ok(results)) => {
+            let out = to_python(py, results);
+            give_back_freed_memory();
+            out
+        }
         Ok(Err(RunError::Invalid(e))) => Err(PyValueError::new_err(e.to_string())),
         Ok(Err(RunError::Cancelled)) => {
             Err(callback_error.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled")))

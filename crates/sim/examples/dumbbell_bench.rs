@@ -81,7 +81,12 @@ fn main() {
     }
     .build();
     if let Some(json) = raw.get(2) {
-        scenario.links[0].qdisc = serde_json::from_str(json).expect("a discipline as JSON");
+        // The bottleneck (link 0) alone gets the discipline.
+        let links = &mut scenario.links;
+        links
+            .qdiscs
+            .push(serde_json::from_str(json).expect("a discipline as JSON"));
+        links.qdisc[0] = links.qdiscs.len() as u32 - 1;
     }
     let rss_before = peak_rss_kb();
     let heap_before = HELD.load(Relaxed);

@@ -1,8 +1,9 @@
 //! Validation of a resolved scenario. Python validates the user's file
 //! first; this is the core's own guard, so that no input can make a run
-//! meaningless or panic.
+//! meaningless or panic. Each mistake names its field as the JSON form has
+//! it, with the index of the element in a column: `links.rate_bps[3]`.
 
-use crate::scenario::{Dist, FlowSpec, Route, Scenario, UdpSource};
+use crate::scenario::{Dist, FlowGroup, NameRun, Paths, Scenario, UdpSource, HOLE};
 
 /// A mistake in the scenario, with the field it is in.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,68 @@ fn ensure(
     }
 }
 
+/// Every column of a table as long as its first.
+fn same_length(table: &str, columns: &[(&str, usize)]) -> Result<(), ScenarioError> {
+    let (first, n) = columns[0];
+    for &(name, len) in &columns[1..] {
+        ensure(
+            len == n,
+            format!("{table}.{name}"),
+            format!("has {len} values but {table}.{first} has {n}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs of names whose numbered names each have their hole.
+fn check_names(runs: &[NameRun], field: &str) -> Result<(), ScenarioError> {
+    for (i, run) in runs.iter().enumerate() {
+        if run.numbers.is_some() {
+            for (j, name) in run.names.iter().enumerate() {
+                ensure(
+                    name.contains(HOLE),
+                    format!("{field}[{i}].names[{j}]"),
+                    format!("a numbered name needs {HOLE} for its number"),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Offsets of `routes` routes into the links of `paths`: from 0, never
+/// falling, up to the end of the links.
+fn check_offsets(paths: &Paths, routes: usize, field: &str) -> Result<(), ScenarioError> {
+    let o = &paths.offsets;
+    if routes == 0 && o.is_empty() {
+        return Ok(());
+    }
+    ensure(
+        o.len() == routes + 1,
+        format!("{field}.offsets"),
+        format!(
+            "has {} values but there are {routes} flows (needs one more)",
+            o.len()
+        ),
+    )?;
+    ensure(o[0] == 0, format!("{field}.offsets[0]"), "must be 0")?;
+    for i in 1..o.len() {
+        ensure(
+            o[i] >= o[i - 1],
+            format!("{field}.offsets[{i}]"),
+            "must not be less than the one before",
+        )?;
+    }
+    ensure(
+        o[routes] == paths.links.len() as u64,
+        format!("{field}.offsets[{routes}]"),
+        format!(
+            "must be the number of links in {field}.links ({})",
+            paths.links.len()
+        ),
+    )
+}
+
 impl Scenario {
     pub fn check(&self) -> Result<(), ScenarioError> {
         ensure(self.duration_ns > 0, "duration", "must be positive")?;
@@ -48,21 +111,9 @@ impl Scenario {
             "warmup",
             "must be shorter than the duration",
         )?;
-        let nodes = self.nodes.len() as u32;
-        for (i, l) in self.links.iter().enumerate() {
-            let f = |name: &str| format!("links[{i}].{name}");
-            ensure(l.from < nodes, f("from"), "no such node")?;
-            ensure(l.to < nodes, f("to"), "no such node")?;
-            ensure(
-                l.from != l.to,
-                f("to"),
-                "a link must join two different nodes",
-            )?;
-            ensure(l.rate_bps > 0, f("rate"), "must be positive")?;
-            l.qdisc.validate().map_err(|e| {
-                ScenarioError::new(format!("links[{i}].qdisc.{}", e.field), e.message)
-            })?;
-        }
+        // The names say how many nodes there are.
+        check_names(&self.nodes, "nodes")?;
+        self.check_links(self.node_count() as u32)?;
         for (i, p) in self.tcp_profiles.iter().enumerate() {
             let f = |name: &str| format!("tcp_profiles[{i}].{name}");
             ensure(
@@ -94,60 +145,10 @@ impl Scenario {
             )?;
             ensure(p.initial_rto_ns > 0, f("initial_rto"), "must be positive")?;
         }
-        for (i, flow) in self.flows.iter().enumerate() {
-            let f = |name: &str| format!("flows[{i}].{name}");
-            match flow {
-                FlowSpec::Tcp {
-                    route,
-                    profile,
-                    size_bytes,
-                    off_time,
-                    ..
-                } => {
-                    ensure(
-                        (*profile as usize) < self.tcp_profiles.len(),
-                        f("profile"),
-                        "no such TCP profile",
-                    )?;
-                    self.check_route(route, true, &f("route"))?;
-                    ensure(
-                        size_bytes.is_none_or(|b| b > 0),
-                        f("size"),
-                        "must be positive",
-                    )?;
-                    if let Some(d) = off_time {
-                        check_dist(d, &f("off_time"))?;
-                    }
-                }
-                FlowSpec::Udp {
-                    route,
-                    packet_size,
-                    source,
-                    ..
-                } => {
-                    self.check_route(route, false, &f("route"))?;
-                    ensure(*packet_size > 0, f("packet_size"), "must be positive")?;
-                    match source {
-                        UdpSource::Cbr { rate_bps, jitter } => {
-                            ensure(*rate_bps > 0, f("rate"), "must be positive")?;
-                            ensure(
-                                (0.0..1.0).contains(jitter),
-                                f("jitter"),
-                                "must be in [0, 1)",
-                            )?;
-                        }
-                        UdpSource::Poisson { rate_bps } => {
-                            ensure(*rate_bps > 0, f("rate"), "must be positive")?
-                        }
-                        UdpSource::OnOff { rate_bps, on, off } => {
-                            ensure(*rate_bps > 0, f("rate"), "must be positive")?;
-                            check_dist(on, &f("on"))?;
-                            check_dist(off, &f("off"))?;
-                        }
-                    }
-                }
-            }
+        for (g, group) in self.flows.groups.iter().enumerate() {
+            self.check_group(group, &format!("flows.groups[{g}]"))?;
         }
+        self.check_flows()?;
         for (i, a) in self.arrivals.iter().enumerate() {
             let f = |name: &str| format!("arrivals[{i}].{name}");
             ensure(
@@ -167,32 +168,148 @@ impl Scenario {
             )?;
             check_dist(&a.size_bytes, &f("size"))?;
             for (j, r) in a.routes.iter().enumerate() {
-                self.check_route(r, true, &format!("arrivals[{i}].routes[{j}]"))?;
+                let field = format!("arrivals[{i}].routes[{j}]");
+                self.check_path(&r.path, r.src, r.dst, &format!("{field}.path"))?;
+                self.check_path(
+                    &r.reverse_path,
+                    r.dst,
+                    r.src,
+                    &format!("{field}.reverse_path"),
+                )?;
             }
         }
         Ok(())
     }
 
-    /// A path must be a chain of links from `src` to `dst` (and back, for
-    /// TCP's ACKs), short enough for a packet's hop counter.
-    fn check_route(
-        &self,
-        r: &Route,
-        needs_reverse: bool,
-        field: &str,
-    ) -> Result<(), ScenarioError> {
-        self.check_path(&r.path, r.src, r.dst, &format!("{field}.path"))?;
-        if needs_reverse {
-            self.check_path(
-                &r.reverse_path,
-                r.dst,
-                r.src,
-                &format!("{field}.reverse_path"),
+    fn check_links(&self, nodes: u32) -> Result<(), ScenarioError> {
+        let l = &self.links;
+        same_length(
+            "links",
+            &[
+                ("from", l.from.len()),
+                ("to", l.to.len()),
+                ("rate_bps", l.rate_bps.len()),
+                ("delay_ns", l.delay_ns.len()),
+                ("qdisc", l.qdisc.len()),
+                ("monitor", l.monitor.len()),
+            ],
+        )?;
+        check_names(&l.names, "links.names")?;
+        let named: usize = l.names.iter().map(NameRun::len).sum();
+        ensure(
+            named == l.len(),
+            "links.names",
+            format!("names {named}, but there are {}", l.len()),
+        )?;
+        for (q, spec) in l.qdiscs.iter().enumerate() {
+            spec.validate().map_err(|e| {
+                ScenarioError::new(format!("links.qdiscs[{q}].{}", e.field), e.message)
+            })?;
+        }
+        for i in 0..l.len() {
+            let f = |name: &str| format!("links.{name}[{i}]");
+            ensure(l.from[i] < nodes, f("from"), "no such node")?;
+            ensure(l.to[i] < nodes, f("to"), "no such node")?;
+            ensure(
+                l.from[i] != l.to[i],
+                f("to"),
+                "a link must join two different nodes",
+            )?;
+            ensure(l.rate_bps[i] > 0, f("rate_bps"), "must be positive")?;
+            ensure(
+                (l.qdisc[i] as usize) < l.qdiscs.len(),
+                f("qdisc"),
+                format!("no such discipline ({} are listed)", l.qdiscs.len()),
             )?;
         }
         Ok(())
     }
 
+    fn check_group(&self, group: &FlowGroup, field: &str) -> Result<(), ScenarioError> {
+        let f = |name: &str| format!("{field}.{name}");
+        match group {
+            FlowGroup::Tcp {
+                profile,
+                size_bytes,
+                off_time,
+                ..
+            } => {
+                ensure(
+                    (*profile as usize) < self.tcp_profiles.len(),
+                    f("profile"),
+                    "no such TCP profile",
+                )?;
+                ensure(
+                    size_bytes.is_none_or(|b| b > 0),
+                    f("size"),
+                    "must be positive",
+                )?;
+                if let Some(d) = off_time {
+                    check_dist(d, &f("off_time"))?;
+                }
+            }
+            FlowGroup::Udp {
+                packet_size,
+                source,
+                ..
+            } => {
+                ensure(*packet_size > 0, f("packet_size"), "must be positive")?;
+                match source {
+                    UdpSource::Cbr { rate_bps, jitter } => {
+                        ensure(*rate_bps > 0, f("rate"), "must be positive")?;
+                        ensure(
+                            (0.0..1.0).contains(jitter),
+                            f("jitter"),
+                            "must be in [0, 1)",
+                        )?;
+                    }
+                    UdpSource::Poisson { rate_bps } => {
+                        ensure(*rate_bps > 0, f("rate"), "must be positive")?
+                    }
+                    UdpSource::OnOff { rate_bps, on, off } => {
+                        ensure(*rate_bps > 0, f("rate"), "must be positive")?;
+                        check_dist(on, &f("on"))?;
+                        check_dist(off, &f("off"))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_flows(&self) -> Result<(), ScenarioError> {
+        let fl = &self.flows;
+        let n = fl.len();
+        same_length(
+            "flows",
+            &[
+                ("group", n),
+                ("src", fl.src.len()),
+                ("dst", fl.dst.len()),
+                ("start_ns", fl.start_ns.len()),
+            ],
+        )?;
+        check_offsets(&fl.path, n, "flows.path")?;
+        check_offsets(&fl.reverse_path, n, "flows.reverse_path")?;
+        for i in 0..n {
+            let group = fl.groups.get(fl.group[i] as usize).ok_or_else(|| {
+                ScenarioError::new(
+                    format!("flows.group[{i}]"),
+                    format!("no such group ({} are listed)", fl.groups.len()),
+                )
+            })?;
+            let (src, dst) = (fl.src[i], fl.dst[i]);
+            self.check_path(fl.path.get(i), src, dst, &format!("flows.path[{i}]"))?;
+            if matches!(group, FlowGroup::Tcp { .. }) {
+                let field = format!("flows.reverse_path[{i}]");
+                self.check_path(fl.reverse_path.get(i), dst, src, &field)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A path must be a chain of links from `from` to `to`, short enough
+    /// for a packet's hop counter.
     fn check_path(
         &self,
         path: &[u32],
@@ -202,23 +319,26 @@ impl Scenario {
     ) -> Result<(), ScenarioError> {
         ensure(!path.is_empty(), field, "must cross at least one link")?;
         ensure(path.len() < 255, field, "too many hops (at most 254)")?;
+        let links = &self.links;
         let mut at = from;
         for &l in path {
-            let link = self
-                .links
-                .get(l as usize)
-                .ok_or_else(|| ScenarioError::new(field, format!("no link {l}")))?;
-            ensure(
-                link.from == at,
-                field,
-                format!(
-                    "link {} does not start where the previous one ends",
-                    link.name
-                ),
-            )?;
-            at = link.to;
+            ensure((l as usize) < links.len(), field, format!("no link {l}"))?;
+            if links.from[l as usize] != at {
+                let name = self.link_name(l as usize);
+                return Err(ScenarioError::new(
+                    field,
+                    format!("link {name} does not start where the previous one ends"),
+                ));
+            }
+            at = links.to[l as usize];
         }
         ensure(at == to, field, "does not end at the destination")
+    }
+
+    /// Link `l`'s name, written out (for messages).
+    fn link_name(&self, l: usize) -> String {
+        let mut names = self.links.names.iter().flat_map(NameRun::expand);
+        names.nth(l).unwrap_or_else(|| l.to_string())
     }
 }
 

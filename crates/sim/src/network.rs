@@ -7,7 +7,6 @@ use aqmlab_qdisc::{Qdisc, QdiscStats};
 use crate::metrics::DelayHistogram;
 use crate::packet::SimPacket;
 use crate::pool::List;
-use crate::scenario::Route;
 use crate::Time;
 
 /// The state the event loop touches for every packet. What only the
@@ -145,12 +144,10 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// Room for `routes` both ways, exactly.
-    pub fn reserve_exact<'a>(&mut self, routes: impl Iterator<Item = &'a Route>) {
-        let links = routes
-            .map(|r| r.path.len() + r.reverse_path.len() + 2)
-            .sum();
-        self.links.reserve_exact(links);
+    /// Room for `entries` more: the links of the routes to come and an
+    /// end mark for each, exactly.
+    pub fn reserve_exact(&mut self, entries: usize) {
+        self.links.reserve_exact(entries);
     }
 
     pub fn intern(&mut self, path: &[u32]) -> RouteRef {

@@ -5,6 +5,13 @@
 //! master seed, and converts every unit to integers: nanoseconds, bits per
 //! second, bytes. Rust trusts nothing, though: [`Scenario::check`] refuses
 //! anything that would make the run meaningless, with the field named.
+//!
+//! What grows with the number of flows is stored column-wise (a vector per
+//! field, [`Links`] and [`Flows`]), not as one value per link or flow: a
+//! million flows are a few dozen bytes each here, and the columns cross
+//! from Python as numeric buffers (see [`Scenario::column_mut`]). What is
+//! shared is listed once and referenced by index: queue disciplines, TCP
+//! profiles, flow groups; names are runs of templates and numbers.
 
 pub use aqmlab_qdisc::QdiscSpec;
 use serde::{Deserialize, Serialize};
@@ -19,25 +26,86 @@ pub struct Scenario {
     pub warmup_ns: u64,
     /// Time-series sampling period; 0 turns sampling off.
     pub sample_interval_ns: u64,
-    pub nodes: Vec<NodeSpec>,
-    pub links: Vec<LinkSpec>,
+    /// The nodes' names, in the order of their indices.
+    pub nodes: Vec<NameRun>,
+    pub links: Links,
     pub tcp_profiles: Vec<TcpProfile>,
     #[serde(default)]
-    pub flows: Vec<FlowSpec>,
+    pub flows: Flows,
     #[serde(default)]
     pub arrivals: Vec<ArrivalSpec>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Names in index order, a run at a time: `names` as they are, or, with
+/// `numbers = [first, count]`, each of `names` with each number of
+/// `first..first + count` in its `{}` (the names of one number together,
+/// then the next number's): `{"names": ["access_s{}", "access_s{}_rev"],
+/// "numbers": [0, 2]}` is access_s0, access_s0_rev, access_s1,
+/// access_s1_rev.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NodeSpec {
-    pub name: String,
+pub struct NameRun {
+    pub names: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numbers: Option<[u32; 2]>,
 }
 
-/// A one-way link: a transmitter at `rate_bps` behind the queue discipline,
-/// then a propagation pipe of `delay_ns`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Where a numbered name takes its number.
+pub const HOLE: &str = "{}";
+
+impl NameRun {
+    /// How many names the run stands for.
+    pub fn len(&self) -> usize {
+        self.names.len() * self.numbers.map_or(1, |[_, count]| count as usize)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The names written out, in order.
+    pub fn expand(&self) -> impl Iterator<Item = String> + '_ {
+        let numbers = match self.numbers {
+            Some([first, count]) => (u64::from(first)..u64::from(first) + u64::from(count))
+                .map(Some)
+                .collect::<Vec<_>>(),
+            None => vec![None],
+        };
+        numbers.into_iter().flat_map(move |n| {
+            self.names.iter().map(move |name| match n {
+                Some(n) => name.replacen(HOLE, &n.to_string(), 1),
+                None => name.clone(),
+            })
+        })
+    }
+}
+
+/// One-way links, column-wise: link `i` is a transmitter at `rate_bps[i]`
+/// behind the queue discipline `qdiscs[qdisc[i]]`, then a propagation pipe
+/// of `delay_ns[i]`, from node `from[i]` to node `to[i]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct Links {
+    pub names: Vec<NameRun>,
+    /// Each distinct discipline once.
+    pub qdiscs: Vec<QdiscSpec>,
+    #[serde(default)]
+    pub from: Vec<u32>,
+    #[serde(default)]
+    pub to: Vec<u32>,
+    #[serde(default)]
+    pub rate_bps: Vec<u64>,
+    #[serde(default)]
+    pub delay_ns: Vec<u64>,
+    #[serde(default)]
+    pub qdisc: Vec<u32>,
+    /// Sample this queue's length into the time series.
+    #[serde(default)]
+    pub monitor: Vec<bool>,
+}
+
+/// One link as a row: for building a scenario in code ([`Links::push`]).
+#[derive(Clone, Debug)]
 pub struct LinkSpec {
     pub name: String,
     pub from: u32,
@@ -45,9 +113,221 @@ pub struct LinkSpec {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub qdisc: QdiscSpec,
-    /// Sample this queue's length into the time series.
-    #[serde(default)]
     pub monitor: bool,
+}
+
+impl Links {
+    pub fn len(&self) -> usize {
+        self.from.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.from.is_empty()
+    }
+
+    /// Add a link; its name joins the last run of plain names, its
+    /// discipline is listed once.
+    pub fn push(&mut self, link: LinkSpec) {
+        match self.names.last_mut() {
+            Some(run) if run.numbers.is_none() => run.names.push(link.name),
+            _ => self.names.push(NameRun {
+                names: vec![link.name],
+                numbers: None,
+            }),
+        }
+        let same =
+            |q: &QdiscSpec| serde_json::to_value(q).ok() == serde_json::to_value(&link.qdisc).ok();
+        let q = match self.qdiscs.iter().position(same) {
+            Some(q) => q,
+            None => {
+                self.qdiscs.push(link.qdisc);
+                self.qdiscs.len() - 1
+            }
+        };
+        self.from.push(link.from);
+        self.to.push(link.to);
+        self.rate_bps.push(link.rate_bps);
+        self.delay_ns.push(link.delay_ns);
+        self.qdisc.push(q as u32);
+        self.monitor.push(link.monitor);
+    }
+
+    /// Every link as a row, names written out.
+    pub fn rows(&self) -> Vec<LinkSpec> {
+        let names = self.names.iter().flat_map(NameRun::expand);
+        names
+            .zip(0..self.len())
+            .map(|(name, i)| LinkSpec {
+                name,
+                from: self.from[i],
+                to: self.to[i],
+                rate_bps: self.rate_bps[i],
+                delay_ns: self.delay_ns[i],
+                qdisc: self.qdiscs[self.qdisc[i] as usize].clone(),
+                monitor: self.monitor[i],
+            })
+            .collect()
+    }
+
+    /// The links of `rows`, in order.
+    pub fn from_rows(rows: impl IntoIterator<Item = LinkSpec>) -> Self {
+        let mut links = Self::default();
+        for row in rows {
+            links.push(row);
+        }
+        links
+    }
+}
+
+/// Explicit flows, column-wise: flow `i` belongs to `groups[group[i]]`
+/// (which says what it sends), goes from node `src[i]` to node `dst[i]`
+/// along `path` and, for TCP, has its ACKs come back along `reverse_path`;
+/// it starts at `start_ns[i]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flows {
+    pub groups: Vec<FlowGroup>,
+    #[serde(default)]
+    pub group: Vec<u32>,
+    #[serde(default)]
+    pub src: Vec<u32>,
+    #[serde(default)]
+    pub dst: Vec<u32>,
+    #[serde(default)]
+    pub start_ns: Vec<u64>,
+    #[serde(default)]
+    pub path: Paths,
+    /// Empty routes for UDP flows.
+    #[serde(default)]
+    pub reverse_path: Paths,
+}
+
+impl Flows {
+    pub fn len(&self) -> usize {
+        self.group.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.group.is_empty()
+    }
+
+    /// Add a flow of group `group`.
+    pub fn push(&mut self, group: u32, route: &Route, start_ns: u64) {
+        self.group.push(group);
+        self.src.push(route.src);
+        self.dst.push(route.dst);
+        self.start_ns.push(start_ns);
+        self.path.push(&route.path);
+        self.reverse_path.push(&route.reverse_path);
+    }
+}
+
+/// One route per flow: route `i` is `links[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paths {
+    #[serde(default)]
+    pub offsets: Vec<u64>,
+    #[serde(default)]
+    pub links: Vec<u32>,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Self {
+            offsets: vec![0],
+            links: Vec::new(),
+        }
+    }
+}
+
+impl Paths {
+    pub fn push(&mut self, path: &[u32]) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.links.extend_from_slice(path);
+        self.offsets.push(self.links.len() as u64);
+    }
+
+    /// Route `i`. Valid after [`Scenario::check`].
+    pub fn get(&self, i: usize) -> &[u32] {
+        &self.links[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+/// What the flows of a group send: everything about them but their route
+/// and start.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FlowGroup {
+    Tcp {
+        /// The group's label (for tables).
+        label: String,
+        profile: u32,
+        /// Payload bytes to send; `None` is a long-lived (infinite) source.
+        size_bytes: Option<u64>,
+        /// Idle time after each completed transfer before a fresh one
+        /// starts (seed 000's on-off sources); `None`: send once.
+        #[serde(default)]
+        off_time: Option<Dist>,
+        /// Record these flows' congestion windows in the time series.
+        #[serde(default)]
+        trace_cwnd: bool,
+    },
+    Udp {
+        label: String,
+        packet_size: u32,
+        stop_ns: Option<u64>,
+        tagged: bool,
+        source: UdpSource,
+    },
+}
+
+impl FlowGroup {
+    pub fn label(&self) -> &str {
+        match self {
+            FlowGroup::Tcp { label, .. } | FlowGroup::Udp { label, .. } => label,
+        }
+    }
+}
+
+/// A column of the scenario, to fill in place from a buffer.
+pub enum ColumnMut<'a> {
+    U32(&'a mut Vec<u32>),
+    U64(&'a mut Vec<u64>),
+    Bool(&'a mut Vec<bool>),
+}
+
+impl Scenario {
+    /// The column named by its path in the JSON form ("links.rate_bps",
+    /// "flows.path.offsets"), or `None` if there is no such column.
+    pub fn column_mut(&mut self, name: &str) -> Option<ColumnMut<'_>> {
+        use ColumnMut::*;
+        let (l, f) = (&mut self.links, &mut self.flows);
+        Some(match name {
+            "links.from" => U32(&mut l.from),
+            "links.to" => U32(&mut l.to),
+            "links.rate_bps" => U64(&mut l.rate_bps),
+            "links.delay_ns" => U64(&mut l.delay_ns),
+            "links.qdisc" => U32(&mut l.qdisc),
+            "links.monitor" => Bool(&mut l.monitor),
+            "flows.group" => U32(&mut f.group),
+            "flows.src" => U32(&mut f.src),
+            "flows.dst" => U32(&mut f.dst),
+            "flows.start_ns" => U64(&mut f.start_ns),
+            "flows.path.offsets" => U64(&mut f.path.offsets),
+            "flows.path.links" => U32(&mut f.path.links),
+            "flows.reverse_path.offsets" => U64(&mut f.reverse_path.offsets),
+            "flows.reverse_path.links" => U32(&mut f.reverse_path.links),
+            _ => return None,
+        })
+    }
+
+    /// How many nodes the names stand for.
+    pub fn node_count(&self) -> usize {
+        self.nodes.iter().map(NameRun::len).sum()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,38 +373,8 @@ pub struct TcpProfile {
     pub ecn: bool,
 }
 
-/// What an explicit flow sends.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum FlowSpec {
-    Tcp {
-        /// Label of the group of flows this one belongs to (for tables).
-        group: String,
-        route: Route,
-        profile: u32,
-        start_ns: u64,
-        /// Payload bytes to send; `None` is a long-lived (infinite) source.
-        size_bytes: Option<u64>,
-        /// Idle time after each completed transfer before a fresh one
-        /// starts (seed 000's on-off sources); `None`: send once.
-        #[serde(default)]
-        off_time: Option<Dist>,
-        /// Record this flow's congestion window in the time series.
-        #[serde(default)]
-        trace_cwnd: bool,
-    },
-    Udp {
-        group: String,
-        route: Route,
-        packet_size: u32,
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        tagged: bool,
-        source: UdpSource,
-    },
-}
-
-/// The links a flow's packets cross, in order, and the links its ACKs cross.
+/// The links a flow's packets cross, in order, and the links its ACKs
+/// cross (the routes of an arrival process).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {

@@ -14,7 +14,7 @@ use crate::network::{
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
-use crate::scenario::{ArrivalSpec, Dist, FlowSpec, Route, Scenario, UdpSource};
+use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
 
@@ -221,46 +221,48 @@ pub struct Simulation {
     warmed_up: bool,
 }
 
+/// Runs of names, written out into the compact store.
+fn names_of(runs: &[NameRun]) -> Names {
+    let mut names = Names::with_capacity(runs.iter().map(NameRun::len).sum());
+    for name in runs.iter().flat_map(NameRun::expand) {
+        names.push(&name);
+    }
+    names
+}
+
 impl Simulation {
     pub fn new(mut scenario: Scenario) -> Self {
         let seed = scenario.seed;
-        let node_names = std::mem::take(&mut scenario.nodes)
-            .into_iter()
-            .map(|n| n.name)
-            .collect();
-        // The link specs are consumed from the last, and their memory given
-        // back as it goes, so that the specs and the arenas replacing them
-        // are never both whole (a million flows: 2.5 GB of peak RSS).
-        let mut specs = std::mem::take(&mut scenario.links);
-        let mut link_names = Names::with_capacity(specs.len());
-        for l in &mut specs {
-            link_names.push(&std::mem::take(&mut l.name));
-        }
+        let node_names = names_of(&std::mem::take(&mut scenario.nodes));
+        // The link columns are freed once the arenas are built; the flows'
+        // in `build_flows`, as their flows are built.
+        let specs = std::mem::take(&mut scenario.links);
+        let link_names = names_of(&specs.names);
         let mut links = Vec::with_capacity(specs.len());
         let mut link_records = Vec::with_capacity(specs.len());
         let mut monitors = Vec::new();
-        while let Some(l) = specs.pop() {
-            let i = specs.len();
-            if i <= specs.capacity() - specs.capacity() / 16 {
-                specs.shrink_to_fit();
-            }
+        // From the last link to the first: the order monitored links have
+        // always been numbered in.
+        for i in (0..specs.len()).rev() {
+            let rate_bps = specs.rate_bps[i];
             // Disciplines that need the link rate (RED's idle decay, PIE)
             // get this link's unless the scenario set one.
-            let mut spec = l.qdisc;
-            spec.fill_link_rate(l.rate_bps);
+            let mut spec = specs.qdiscs[specs.qdisc[i] as usize].clone();
+            spec.fill_link_rate(rate_bps);
             let qdisc =
                 Qdisc::from_spec(&spec, aqmlab_qdisc::rng::mix(seed, STREAM_QDISC + i as u64));
-            let monitor = l.monitor.then(|| {
+            let monitor = specs.monitor[i].then(|| {
                 monitors.push(Monitored::default());
                 monitors.len() as u32 - 1
             });
-            links.push(Link::new(l.rate_bps, l.delay_ns, qdisc, monitor));
+            links.push(Link::new(rate_bps, specs.delay_ns[i], qdisc, monitor));
             link_records.push(LinkRecord {
-                rate_bps: l.rate_bps,
-                from: l.from,
-                to: l.to,
+                rate_bps,
+                from: specs.from[i],
+                to: specs.to[i],
             });
         }
+        drop(specs);
         links.reverse();
         link_records.reverse();
         let wakes = (links.iter().enumerate())
@@ -323,48 +325,53 @@ impl Simulation {
 
     fn build_flows(&mut self) {
         let specs = std::mem::take(&mut self.scenario.flows);
-        self.flows.reserve_exact(specs.len());
+        let n = specs.len();
+        self.flows.reserve_exact(n);
         // The routes' table in one block of its final size: grown by
         // doubling it could leave half of it unused.
-        let route_links = specs.iter().map(|spec| match spec {
-            FlowSpec::Tcp { route, .. } | FlowSpec::Udp { route, .. } => route,
-        });
-        self.routes.reserve_exact(route_links);
-        // Each spec (its routes and group name) is freed once its flow is
-        // built, so that the specs and the flows are never both whole.
-        for spec in specs {
-            match &spec {
-                FlowSpec::Tcp {
-                    group,
-                    route,
+        self.routes
+            .reserve_exact(specs.path.links.len() + specs.reverse_path.links.len() + 2 * n);
+        // Each group's label is interned when its first flow is built, so
+        // that groups number in the order of their flows.
+        let mut group_ids: Vec<Option<u32>> = vec![None; specs.groups.len()];
+        for i in 0..n {
+            let g = specs.group[i] as usize;
+            let group =
+                *group_ids[g].get_or_insert_with(|| self.groups.intern(specs.groups[g].label()));
+            let (path, reverse, start_ns) = (
+                specs.path.get(i),
+                specs.reverse_path.get(i),
+                specs.start_ns[i],
+            );
+            match &specs.groups[g] {
+                FlowGroup::Tcp {
                     profile,
-                    start_ns,
                     size_bytes,
                     off_time,
                     trace_cwnd,
+                    ..
                 } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
                     let on_off = off_time.as_ref().map(|dist| {
                         Box::new(OnOff {
                             off_time: dist.clone(),
                             rng: self.flow_rng(),
-                            transfer_start: *start_ns,
+                            transfer_start: start_ns,
                             transfers_done: 0,
                             completion_sum: 0,
                         })
                     });
                     let sender = TcpSender::new(p, *size_bytes);
                     let tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
-                    self.add_flow(group, route, *start_ns, *size_bytes, Transport::Tcp(tcp));
+                    let transport = Transport::Tcp(tcp);
+                    self.add_flow(group, path, reverse, start_ns, *size_bytes, transport);
                 }
-                FlowSpec::Udp {
-                    group,
-                    route,
+                FlowGroup::Udp {
                     packet_size,
-                    start_ns,
                     stop_ns,
                     tagged,
                     source,
+                    ..
                 } => {
                     let udp = Box::new(UdpFlow {
                         packet_size: *packet_size,
@@ -381,10 +388,11 @@ impl Simulation {
                         bytes_sent: 0,
                         rng: self.flow_rng(),
                     });
-                    self.add_flow(group, route, *start_ns, None, Transport::Udp(udp));
+                    self.add_flow(group, path, reverse, start_ns, None, Transport::Udp(udp));
                 }
             }
         }
+        drop(specs);
         let arrival_specs = std::mem::take(&mut self.scenario.arrivals);
         for (i, spec) in arrival_specs.iter().enumerate() {
             let group = self.groups.intern(&spec.group);
@@ -447,16 +455,16 @@ impl Simulation {
 
     fn add_flow(
         &mut self,
-        group: &str,
-        route: &Route,
+        group: u32,
+        path: &[u32],
+        reverse: &[u32],
         start: Time,
         size_bytes: Option<u64>,
         transport: Transport,
     ) {
         let id = self.flows.len() as u32;
-        let group = self.groups.intern(group);
-        let forward = self.routes.intern(&route.path);
-        let reverse = self.routes.intern(&route.reverse_path);
+        let forward = self.routes.intern(path);
+        let reverse = self.routes.intern(reverse);
         let flow = Flow::new(group, (forward, reverse), start, size_bytes, transport);
         self.flows.push(flow);
         let event = match self.flows[id as usize].transport {

@@ -29,25 +29,23 @@ pub fn reno() -> TcpProfile {
     }
 }
 
-fn link(
-    name: String,
-    from: u32,
-    to: u32,
-    rate_bps: u64,
-    delay_ns: u64,
-    limit: u64,
-    monitor: bool,
-) -> LinkSpec {
-    LinkSpec {
-        name,
-        from,
-        to,
-        rate_bps,
-        delay_ns,
-        qdisc: QdiscSpec::Droptail {
-            limit: Limit::Packets(limit),
-        },
-        monitor,
+fn droptail(limit: u64) -> QdiscSpec {
+    QdiscSpec::Droptail {
+        limit: Limit::Packets(limit),
+    }
+}
+
+fn numbered(names: &[&str], count: u32) -> NameRun {
+    NameRun {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        numbers: Some([0, count]),
+    }
+}
+
+fn plain(names: &[&str]) -> NameRun {
+    NameRun {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        numbers: None,
     }
 }
 
@@ -69,107 +67,88 @@ pub struct Dumbbell {
 }
 
 impl Dumbbell {
+    /// The scenario in the column-wise form Python resolves a dumbbell to:
+    /// nodes r1, r2, then s{i}, d{i} for each i; links bottleneck,
+    /// bottleneck_rev, then each i's access links.
     pub fn build(&self) -> Scenario {
         let n = self.access_delays.len() as u32;
-        let mut nodes = vec![
-            NodeSpec { name: "r1".into() },
-            NodeSpec { name: "r2".into() },
-        ];
-        let mut links = vec![
-            link(
-                "bottleneck".into(),
-                0,
-                1,
-                self.bottleneck_bps,
-                self.bottleneck_delay,
-                self.buffer,
-                true,
-            ),
-            link(
-                "bottleneck_rev".into(),
-                1,
-                0,
-                self.bottleneck_bps,
-                self.bottleneck_delay,
-                100_000,
-                false,
-            ),
-        ];
-        let mut flows = Vec::new();
+        let (bottleneck, access) = (0, 1);
+        let mut links = Links {
+            names: vec![
+                plain(&["bottleneck", "bottleneck_rev"]),
+                numbered(
+                    &[
+                        "access_s{}",
+                        "access_s{}_rev",
+                        "access_d{}",
+                        "access_d{}_rev",
+                    ],
+                    n,
+                ),
+            ],
+            qdiscs: vec![droptail(self.buffer), droptail(100_000)],
+            from: vec![0, 1],
+            to: vec![1, 0],
+            rate_bps: vec![self.bottleneck_bps; 2],
+            delay_ns: vec![self.bottleneck_delay; 2],
+            qdisc: vec![bottleneck, access],
+            monitor: vec![true, false],
+        };
+        let mut flows = Flows {
+            // Flow 0 alone traces its window.
+            groups: [true, false]
+                .map(|trace_cwnd| FlowGroup::Tcp {
+                    label: "long".into(),
+                    profile: 0,
+                    size_bytes: None,
+                    off_time: None,
+                    trace_cwnd,
+                })
+                .into(),
+            ..Flows::default()
+        };
         for i in 0..n {
-            let s = nodes.len() as u32;
-            nodes.push(NodeSpec {
-                name: format!("s{i}"),
-            });
-            let d = nodes.len() as u32;
-            nodes.push(NodeSpec {
-                name: format!("d{i}"),
-            });
+            let (s, d) = (2 + 2 * i, 3 + 2 * i);
             let up = links.len() as u32;
             let delay = self.access_delays[i as usize];
-            links.push(link(
-                format!("access_s{i}"),
-                s,
-                0,
-                self.access_bps,
-                delay,
-                100_000,
-                false,
-            ));
-            links.push(link(
-                format!("access_s{i}_rev"),
-                0,
-                s,
-                self.access_bps,
-                delay,
-                100_000,
-                false,
-            ));
-            links.push(link(
-                format!("access_d{i}"),
-                1,
-                d,
-                self.access_bps,
-                self.receiver_delay,
-                100_000,
-                false,
-            ));
-            links.push(link(
-                format!("access_d{i}_rev"),
-                d,
-                1,
-                self.access_bps,
-                self.receiver_delay,
-                100_000,
-                false,
-            ));
-            flows.push(FlowSpec::Tcp {
-                group: "long".into(),
-                route: Route {
-                    src: s,
-                    dst: d,
-                    path: vec![up, 0, up + 2],
-                    reverse_path: vec![up + 3, 1, up + 1],
-                },
-                profile: 0,
-                start_ns: self.starts.get(i as usize).copied().unwrap_or(0),
-                size_bytes: None,
-                off_time: None,
-                trace_cwnd: i == 0,
-            });
+            let ends = [(s, 0), (0, s), (1, d), (d, 1)];
+            let delays = [delay, delay, self.receiver_delay, self.receiver_delay];
+            for ((from, to), delay) in ends.into_iter().zip(delays) {
+                links.from.push(from);
+                links.to.push(to);
+                links.rate_bps.push(self.access_bps);
+                links.delay_ns.push(delay);
+                links.qdisc.push(access);
+                links.monitor.push(false);
+            }
+            let route = Route {
+                src: s,
+                dst: d,
+                path: vec![up, 0, up + 2],
+                reverse_path: vec![up + 3, 1, up + 1],
+            };
+            let start = self.starts.get(i as usize).copied().unwrap_or(0);
+            flows.push(u32::from(i != 0), &route, start);
         }
         Scenario {
             seed: self.seed,
             duration_ns: self.duration,
             warmup_ns: self.warmup,
             sample_interval_ns: self.sample,
-            nodes,
+            nodes: vec![plain(&["r1", "r2"]), numbered(&["s{}", "d{}"], n)],
             links,
             tcp_profiles: vec![self.profile.clone()],
             flows,
             arrivals: vec![],
         }
     }
+}
+
+/// Change links of `scenario` one at a time, as rows.
+pub fn edit_links(scenario: &mut Scenario, mut edit: impl FnMut(&mut LinkSpec)) {
+    let mut rows = scenario.links.rows();
+    rows.iter_mut().for_each(&mut edit);
+    scenario.links = Links::from_rows(rows);
 }
 
 /// Seed 003's single-flow experiments (digest 003, E2.2-E2.5): one Reno flow,

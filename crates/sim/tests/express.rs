@@ -28,14 +28,14 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
         profile: reno(),
     }
     .build();
-    for link in &mut s.links {
+    edit_links(&mut s, |link| {
         if link.name.starts_with("access_d") && !link.name.ends_with("_rev") {
             link.rate_bps = 6_000_000 + link.from as u64 * 1_000; // each flow's bottleneck
             link.qdisc = aqmlab_qdisc::QdiscSpec::Droptail {
                 limit: aqmlab_qdisc::Limit::Packets(12),
             };
         }
-    }
+    });
     s
 }
 

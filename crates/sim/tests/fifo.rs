@@ -39,7 +39,7 @@ fn scenario() -> aqmlab_sim::Scenario {
         profile: reno(),
     }
     .build();
-    for link in &mut s.links {
+    edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
             link.qdisc = QdiscSpec::Droptail {
                 limit: Limit::Bytes(24_500),
@@ -47,7 +47,7 @@ fn scenario() -> aqmlab_sim::Scenario {
         }
         if let Some(i) = link.name.strip_prefix("access_d") {
             let Ok(i) = i.parse::<usize>() else {
-                continue; // a reverse link
+                return; // a reverse link
             };
             link.delay_ns += 3_001 * i as u64;
             if slow_receiver(i) {
@@ -58,7 +58,7 @@ fn scenario() -> aqmlab_sim::Scenario {
                 link.monitor = true;
             }
         }
-    }
+    });
     s
 }
 

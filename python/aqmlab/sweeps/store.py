@@ -8,8 +8,9 @@
         error.json           only for a failed run: {"error": message, "type": ...}
         done                 written last: {"status": "ok" | "failed"}
 
-``hash`` is the SHA-256 of the resolved scenario as JSON with sorted keys (the value the
-simulator runs, seed included) followed by the aqmlab version. An entry is written in a
+``hash`` is the SHA-256 of the resolved scenario as compact JSON with sorted keys (the
+value the simulator runs, seed included; its links and flows column-wise since the
+contract became so, which changed every hash once) followed by the aqmlab version. An entry is written in a
 temporary directory ``<store>/.tmp-...`` with ``done`` last and then renamed into place,
 so a directory without ``done`` (a run killed half-way) is never taken for a result: it
 is recomputed and replaced. A failed run is recorded (``error.json``) but does not count
@@ -18,7 +19,6 @@ as a result: the next sweep tries it again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -38,8 +38,9 @@ def version() -> str:
 
 
 def run_hash(resolved: dict[str, Any]) -> str:
-    text = json.dumps(resolved, sort_keys=True, allow_nan=False, separators=(",", ":"))
-    return hashlib.sha256((text + "\n" + version()).encode()).hexdigest()
+    from ..contract import digest
+
+    return digest(resolved, "\n" + version())
 
 
 def entry_status(path: Path) -> str | None:
@@ -93,8 +94,9 @@ def run_entry(resolved: dict[str, Any], store: str, scenario: dict[str, Any] | N
 
     Returns ``{"hash", "status", "error", "summary": {...}}``. A run already in the
     store is not run again. Never raises for a failed run: the error is recorded."""
-    from ..results import Results, dump_json
-    from ..run import _core
+    from .. import contract
+    from ..results import dump_json
+    from ..run import run_resolved
 
     root = Path(store)
     h = run_hash(resolved)
@@ -106,12 +108,8 @@ def run_entry(resolved: dict[str, Any], store: str, scenario: dict[str, Any] | N
     tmp.mkdir()
     t0 = time.perf_counter()
     try:
-        text = json.dumps(resolved, sort_keys=True, allow_nan=False)
-        try:
-            raw = _core().run(text, None)
-        except ValueError as e:
-            raise RuntimeError(f"the simulator refused the scenario: {e}") from None
-        res = Results(raw, resolved, None, {"total_wall_time_s": time.perf_counter() - t0})
+        res = run_resolved(resolved)
+        res.timing["total_wall_time_s"] = time.perf_counter() - t0
         res.write(tmp)
         row = {"hash": h, "status": "ok", "error": None, "summary": summary_row(res.summary)}
     except Exception as e:  # noqa: BLE001 - a failed run is data, not a crash of the sweep
@@ -120,7 +118,7 @@ def run_entry(resolved: dict[str, Any], store: str, scenario: dict[str, Any] | N
                 p.unlink()
         message = str(e) or type(e).__name__
         _write(tmp / "error.json", dump_json({"error": message, "type": type(e).__name__, "traceback": traceback.format_exc()}))
-        _write(tmp / "resolved.json", dump_json(resolved))
+        contract.write(tmp / "resolved.json", resolved)
         _write(tmp / "timing.json", dump_json({"total_wall_time_s": time.perf_counter() - t0}))
         row = {"hash": h, "status": "failed", "error": message, "summary": {}}
     if scenario is not None:
