@@ -56,8 +56,9 @@ for path in sys.argv[1:]:
 """
 
 
-def maturin(rustflags: str | None, env_extra: dict[str, str]) -> None:
-    env = {**os.environ, **env_extra}
+def maturin(build: str, rustflags: str | None = None) -> None:
+    """`maturin develop --release`, the build's kind recorded for `_core.build()`."""
+    env = {**os.environ, "AQMLAB_BUILD": build}
     if rustflags:
         env["RUSTFLAGS"] = (env.get("RUSTFLAGS", "") + " " + rustflags).strip()
     subprocess.run(["maturin", "develop", "--release", "-q"], cwd=ROOT, env=env, check=True)
@@ -82,27 +83,25 @@ def training_scenarios() -> list[Path]:
 
 
 def main() -> int:
-    if os.environ.get("AQMLAB_PGO", "1") == "0":
-        print("pgo: AQMLAB_PGO=0, plain release build")
-        maturin(None, {"AQMLAB_BUILD": "release"})
-        return 0
-    profdata = llvm_profdata()
+    skipped = os.environ.get("AQMLAB_PGO", "1") == "0"
+    profdata = None if skipped else llvm_profdata()
     if profdata is None:
-        print("pgo: llvm-profdata not found (rustup's llvm-tools component); plain release build", file=sys.stderr)
-        maturin(None, {"AQMLAB_BUILD": "release"})
+        why = "AQMLAB_PGO=0" if skipped else "llvm-profdata not found (rustup's llvm-tools component)"
+        print(f"pgo: {why}; plain release build", file=sys.stderr)
+        maturin("release")
         return 0
     shutil.rmtree(PROFILE_DIR, ignore_errors=True)
     raw = PROFILE_DIR / "raw"
     raw.mkdir(parents=True)
     print("pgo: 1/3 instrumented build")
-    maturin(f"-Cprofile-generate={raw}", {"AQMLAB_BUILD": "instrumented"})
+    maturin("instrumented", f"-Cprofile-generate={raw}")
     print("pgo: 2/3 training")
     with tempfile.TemporaryDirectory() as tmp:  # no stray results
         subprocess.run([sys.executable, "-c", TRAIN, *map(str, training_scenarios())], cwd=tmp, check=True)
     merged = PROFILE_DIR / "merged.profdata"
     subprocess.run([str(profdata), "merge", "-o", str(merged), *map(str, raw.glob("*.profraw"))], check=True)
     print("pgo: 3/3 optimized build")
-    maturin(f"-Cprofile-use={merged}", {"AQMLAB_BUILD": "pgo"})
+    maturin("pgo", f"-Cprofile-use={merged}")
     return 0
 
 

@@ -535,6 +535,12 @@ impl Simulation {
         }
     }
 
+    /// The packet a `PipeHead(l)` event will deliver.
+    #[inline]
+    fn arriving(&self, l: u32) -> Option<&SimPacket> {
+        self.pipes.front(&self.links[l as usize].pipe)
+    }
+
     /// Ask the caches early for what the coming events will read. Each
     /// event's data is a chain of loads (a pipe head's link, then its
     /// packet, then the packet's route, then the next link or, at the end
@@ -553,17 +559,17 @@ impl Simulation {
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(2) {
-            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+            if let Some(packet) = self.arriving(l) {
                 prefetch(packet);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
-            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+            if let Some(packet) = self.arriving(l) {
                 prefetch(self.routes.entry(packet.route, packet.hop + 1));
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(0) {
-            if let Some(packet) = self.pipes.front(&self.links[l as usize].pipe) {
+            if let Some(packet) = self.arriving(l) {
                 match self.routes.link(packet.route, packet.hop + 1) {
                     Some(next) => prefetch_all(&self.links[next as usize]),
                     None => prefetch_all(&self.flows[packet.flow as usize]),
