@@ -82,15 +82,31 @@ impl<P: Packet> DropTail<P> {
         self.buffer.as_ref().is_none_or(|b| b.queue.is_empty())
     }
 
-    /// The packet that would leave next.
-    #[inline]
-    pub fn front(&self) -> Option<&P> {
-        self.buffer.as_ref()?.queue.front()
-    }
-
     #[inline]
     pub fn admits(&self, packet: &P) -> bool {
         self.limit.admits(self.backlog(), packet.size())
+    }
+
+    /// The packet at the front leaves if `leaves` says so.
+    #[inline]
+    pub fn dequeue_if(
+        &mut self,
+        leaves: impl FnOnce(&P) -> bool,
+        verdicts: &mut Verdicts<P>,
+    ) -> Option<P> {
+        let buffer = self.buffer.as_mut()?;
+        if !leaves(buffer.queue.front()?) {
+            return None;
+        }
+        let packet = buffer.queue.pop_front().expect("a front packet");
+        buffer.bytes -= packet.size() as u64;
+        if buffer.queue.is_empty() && buffer.queue.capacity() <= SMALL {
+            // A short burst (an access link in slow start) is over: give the
+            // memory back rather than keep it for every flow. A buffer that
+            // has held more (a bottleneck) keeps its allocation.
+            verdicts.spares.give(self.buffer.take().expect("just used"));
+        }
+        Some(packet)
     }
 }
 
@@ -112,16 +128,7 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     #[inline]
     fn dequeue(&mut self, _now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
-        let buffer = self.buffer.as_mut()?;
-        let packet = buffer.queue.pop_front()?;
-        buffer.bytes -= packet.size() as u64;
-        if buffer.queue.is_empty() && buffer.queue.capacity() <= SMALL {
-            // A short burst (an access link in slow start) is over: give the
-            // memory back rather than keep it for every flow. A buffer that
-            // has held more (a bottleneck) keeps its allocation.
-            verdicts.spares.give(self.buffer.take().expect("just used"));
-        }
-        Some(packet)
+        self.dequeue_if(|_| true, verdicts)
     }
 
     #[inline]

@@ -81,11 +81,39 @@ impl<P: Packet> Qdisc<P> {
 
     #[inline]
     pub fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
-        self.stats.arrivals += 1;
-        self.stats.arrival_bytes += packet.size() as u64;
+        self.count_arrival(&packet);
         let mark = verdicts.checkpoint();
         each!(&mut self.discipline, d => d.enqueue(packet, now, verdicts));
         self.account(verdicts, mark);
+        self.note_peak();
+    }
+
+    /// `enqueue` for the inline FIFO, whose one verdict is refusing the
+    /// arrival; returns whether the packet was admitted. An admitted packet
+    /// (nearly all of them) needs no look at the verdicts.
+    #[inline]
+    pub fn enqueue_fifo(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) -> bool {
+        if !matches!(&self.discipline, Discipline::Fifo(fifo) if fifo.admits(&packet)) {
+            let mark = verdicts.checkpoint();
+            self.enqueue(packet, now, verdicts);
+            return verdicts.dropped().len() == mark.dropped;
+        }
+        self.count_arrival(&packet);
+        if let Discipline::Fifo(fifo) = &mut self.discipline {
+            fifo.enqueue(packet, now, verdicts);
+        }
+        self.note_peak();
+        true
+    }
+
+    #[inline]
+    fn count_arrival(&mut self, packet: &P) {
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += packet.size() as u64;
+    }
+
+    #[inline]
+    fn note_peak(&mut self) {
         let packets = self.backlog().packets;
         self.stats.peak_packets = self.stats.peak_packets.max(packets);
     }
@@ -118,12 +146,18 @@ impl<P: Packet> Qdisc<P> {
         matches!(self.discipline, Discipline::Fifo(_))
     }
 
-    /// The packet a FIFO would send next; `None` for any other discipline.
+    /// For a FIFO whose departures its caller computes (a reserving link):
+    /// the packets at the front for which `left` holds leave, counted as
+    /// departures. Nothing else to check: a FIFO's dequeue neither drops
+    /// nor marks. Does nothing for any other discipline.
     #[inline]
-    pub fn fifo_front(&self) -> Option<&P> {
-        match &self.discipline {
-            Discipline::Fifo(fifo) => fifo.front(),
-            Discipline::Any(_) => None,
+    pub fn release_fifo(&mut self, left: impl Fn(&P) -> bool, verdicts: &mut Verdicts<P>) {
+        let Discipline::Fifo(fifo) = &mut self.discipline else {
+            return;
+        };
+        while let Some(p) = fifo.dequeue_if(&left, verdicts) {
+            self.stats.departures += 1;
+            self.stats.departure_bytes += p.size() as u64;
         }
     }
 

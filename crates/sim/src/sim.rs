@@ -777,10 +777,8 @@ impl Simulation {
         if start > arrival || !link.qdisc.pass_through(packet) {
             let mut waiting = *packet;
             waiting.at = start;
-            link.qdisc.enqueue(waiting, arrival, &mut self.verdicts);
-            let refused = !self.verdicts.dropped().is_empty();
-            self.settle_drops();
-            if refused {
+            if !link.qdisc.enqueue_fifo(waiting, arrival, &mut self.verdicts) {
+                self.settle_drops();
                 return None;
             }
         }
@@ -804,10 +802,9 @@ impl Simulation {
     /// The waiting copies in FIFO link `l`'s buffer that started by `now`
     /// leave it.
     fn release_started(&mut self, l: usize, now: Time) {
-        let qdisc = &mut self.links[l].qdisc;
-        while qdisc.fifo_front().is_some_and(|p| p.at <= now) {
-            qdisc.dequeue(now, &mut self.verdicts);
-        }
+        self.links[l]
+            .qdisc
+            .release_fifo(|p| p.at <= now, &mut self.verdicts);
     }
 
     /// Bring every reserving link's buffer up to `now` (before its
@@ -942,8 +939,18 @@ impl Simulation {
     /// Send what the transport state machines wrote, in their order. The
     /// buffer is handed back afterwards so it is never reallocated.
     fn flush_outbox(&mut self) {
-        if self.outbox.packets.is_empty() {
-            return;
+        // Nearly always one packet (an ACK, or the segment an ACK clocks
+        // out): sent without moving the buffer. Either way the outbox is
+        // empty before the first packet goes, as a zero-hop route would
+        // deliver it, and its endpoint reply, at once.
+        match self.outbox.packets.len() {
+            0 => return,
+            1 => {
+                let packet = self.outbox.packets.pop().expect("one packet");
+                self.inject(packet);
+                return;
+            }
+            _ => {}
         }
         let mut packets = std::mem::take(&mut self.outbox.packets);
         for packet in packets.drain(..) {
