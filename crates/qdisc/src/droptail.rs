@@ -87,6 +87,14 @@ impl<P: Packet> DropTail<P> {
         self.limit.admits(self.backlog(), packet.size())
     }
 
+    /// Queue a packet the FIFO admits (`admits`).
+    #[inline(always)]
+    pub fn push(&mut self, packet: P, verdicts: &mut Verdicts<P>) {
+        let buffer = self.buffer.get_or_insert_with(|| verdicts.spares.take());
+        buffer.bytes += packet.size() as u64;
+        buffer.queue.push_back(packet);
+    }
+
     /// The packet at the front leaves if `leaves` says so.
     #[inline]
     pub fn dequeue_if(
@@ -118,9 +126,7 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
     #[inline]
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
         if self.admits(&packet) {
-            let buffer = self.buffer.get_or_insert_with(|| verdicts.spares.take());
-            buffer.bytes += packet.size() as u64;
-            buffer.queue.push_back(packet);
+            self.push(packet, verdicts);
         } else {
             verdicts.refuse(packet, DropReason::Overflow);
         }

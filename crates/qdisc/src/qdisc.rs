@@ -100,7 +100,7 @@ impl<P: Packet> Qdisc<P> {
         }
         self.count_arrival(&packet);
         if let Discipline::Fifo(fifo) = &mut self.discipline {
-            fifo.enqueue(packet, now, verdicts);
+            fifo.push(packet, verdicts);
         }
         self.note_peak();
         true

@@ -111,7 +111,8 @@ pub struct EventQueue {
     /// nothing due.
     far_coarse: u64,
     on_wheel: usize,
-    scheduled: u64,
+    /// Events ever sent to `far`: their scheduling order.
+    far_pushed: u64,
     /// The next slot's bag, walked a node per pop while `current` drains
     /// (if `walk_ahead`).
     ahead: Walk,
@@ -134,7 +135,7 @@ impl Default for EventQueue {
             far: BinaryHeap::new(),
             far_coarse: u64::MAX,
             on_wheel: 0,
-            scheduled: 0,
+            far_pushed: 0,
             ahead: Walk::default(),
             walk_ahead: false,
         }
@@ -146,7 +147,6 @@ impl EventQueue {
     /// event's time.
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        self.scheduled += 1;
         debug_assert!(
             time >> SLOT_BITS >= self.cursor,
             "event scheduled in the past"
@@ -180,7 +180,11 @@ impl EventQueue {
             self.coarse_first = self.coarse_first.min(c);
             self.on_coarse += 1;
         } else {
-            self.far.push(Reverse((time, self.scheduled, event)));
+            // Only `schedule` sends events here (`pull_far` takes back only
+            // events for the coarse wheel), so numbering them as they come
+            // numbers them in scheduling order.
+            self.far_pushed += 1;
+            self.far.push(Reverse((time, self.far_pushed, event)));
             self.far_coarse = self.far_coarse.min(c);
         }
     }
@@ -338,10 +342,6 @@ impl EventQueue {
     /// worth it only when the events are too many to stay in the caches.
     pub fn walk_ahead(&mut self, on: bool) {
         self.walk_ahead = on;
-    }
-
-    pub fn scheduled(&self) -> u64 {
-        self.scheduled
     }
 
     pub fn len(&self) -> usize {

@@ -714,6 +714,7 @@ impl Simulation {
     /// through the express links that follow, now. Returns the last link
     /// it entered (whose pipe it joins) and when it leaves that link's far
     /// end, or `None` if one of them dropped it.
+    #[inline(always)]
     fn through_express(
         &mut self,
         packet: &mut SimPacket,
@@ -826,7 +827,7 @@ impl Simulation {
         if !link.pipe.is_empty() {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
-        if link.reserves() {
+        if link.reserves() && link.qdisc.backlog().packets > 0 {
             // While the link is in the cache: otherwise a burst's copies
             // would keep an access link's buffer allocated until its next
             // arrival, an RTT later (50,000 flows: +83 B per flow).
