@@ -153,6 +153,11 @@ impl<P: Packet> DrrQueues<P> {
         self.map.next_wakeup()
     }
 
+    /// Whether the queue map runs a clock (the Bloom distributor).
+    pub fn has_clock(&self) -> bool {
+        matches!(self.map, QueueMap::Bloom(_))
+    }
+
     /// Run the queue map's clock (Bloom recounting and rebalancing).
     #[inline]
     pub fn wakeup(&mut self, now: Time) {
