@@ -295,6 +295,10 @@ impl<P: Packet> QueueDiscipline<P> for Dcbt<P> {
         }
     }
 
+    fn has_clock(&self) -> bool {
+        true
+    }
+
     fn next_wakeup(&self) -> Option<Time> {
         (!self.flows.table.is_empty()).then_some(self.flows.next_gc)
     }

@@ -210,6 +210,10 @@ impl<P: Packet> QueueDiscipline<P> for Dsdrr<P> {
         self.q.backlog()
     }
 
+    fn has_clock(&self) -> bool {
+        true
+    }
+
     fn next_wakeup(&self) -> Option<Time> {
         Some(
             self.q

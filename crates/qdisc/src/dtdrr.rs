@@ -75,6 +75,10 @@ impl<P: Packet> QueueDiscipline<P> for Dtdrr<P> {
         self.q.backlog()
     }
 
+    fn has_clock(&self) -> bool {
+        self.q.has_clock()
+    }
+
     fn next_wakeup(&self) -> Option<Time> {
         self.q.next_wakeup()
     }

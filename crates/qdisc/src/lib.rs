@@ -147,6 +147,14 @@ pub trait QueueDiscipline<P: Packet> {
         None
     }
 
+    /// Whether `next_wakeup` may ever give a time. Asked once, when the
+    /// discipline is wrapped in its [`Qdisc`], so that the many disciplines
+    /// without a clock are not asked after every packet they queue or send.
+    /// A discipline that overrides `next_wakeup` overrides this too.
+    fn has_clock(&self) -> bool {
+        false
+    }
+
     /// Run the discipline's timer work due at `now` (periodic rebalancing,
     /// rehashing). Drops it makes are reported in `verdicts`.
     fn wakeup(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) {}

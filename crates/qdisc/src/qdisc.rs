@@ -16,10 +16,14 @@ pub struct Qdisc<P: Packet> {
 
 /// The discipline itself. A FIFO, the most common queue by far (every
 /// access link of a simulated network), is held inline: no pointer to
-/// follow and no virtual call on the simulator's hottest path.
+/// follow and no virtual call on the simulator's hottest path. Any other
+/// is boxed, told apart by whether it has a clock
+/// ([`QueueDiscipline::has_clock`]): most have none, and asking them for
+/// their next wake-up after every packet cost a virtual call each time.
 enum Discipline<P: Packet> {
     Fifo(DropTail<P>),
     Any(Box<dyn QueueDiscipline<P> + Send>),
+    Clocked(Box<dyn QueueDiscipline<P> + Send>),
 }
 
 /// Call a method of whichever discipline is inside, statically for a FIFO.
@@ -27,7 +31,7 @@ macro_rules! each {
     ($discipline:expr, $d:ident => $call:expr) => {
         match $discipline {
             Discipline::Fifo($d) => $call,
-            Discipline::Any($d) => $call,
+            Discipline::Any($d) | Discipline::Clocked($d) => $call,
         }
     };
 }
@@ -55,8 +59,16 @@ impl std::fmt::Display for ConservationError {
 impl<P: Packet> Qdisc<P> {
     pub fn new(discipline: Box<dyn QueueDiscipline<P> + Send>) -> Self {
         Self {
-            discipline: Discipline::Any(discipline),
+            discipline: Self::boxed(discipline),
             stats: QdiscStats::default(),
+        }
+    }
+
+    fn boxed(discipline: Box<dyn QueueDiscipline<P> + Send>) -> Discipline<P> {
+        if discipline.has_clock() {
+            Discipline::Clocked(discipline)
+        } else {
+            Discipline::Any(discipline)
         }
     }
 
@@ -67,7 +79,7 @@ impl<P: Packet> Qdisc<P> {
     {
         let discipline = match *spec {
             QdiscSpec::Droptail { limit } => Discipline::Fifo(DropTail::new(limit)),
-            _ => Discipline::Any(spec.build(seed)),
+            _ => Self::boxed(spec.build(seed)),
         };
         Self {
             discipline,
@@ -140,6 +152,12 @@ impl<P: Packet> Qdisc<P> {
         true
     }
 
+    /// Whether the discipline may ask to be woken (see `next_wakeup`).
+    #[inline]
+    pub fn has_clock(&self) -> bool {
+        matches!(self.discipline, Discipline::Clocked(_))
+    }
+
     /// Whether the discipline is the inline FIFO (DropTail).
     #[inline]
     pub fn is_fifo(&self) -> bool {
@@ -173,8 +191,28 @@ impl<P: Packet> Qdisc<P> {
         packet
     }
 
+    /// The next instant the discipline needs `wakeup`: never without a
+    /// clock.
+    #[inline]
     pub fn next_wakeup(&self) -> Option<Time> {
-        each!(&self.discipline, d => d.next_wakeup())
+        match &self.discipline {
+            Discipline::Clocked(d) => d.next_wakeup(),
+            Discipline::Any(_) | Discipline::Fifo(_) => {
+                debug_assert!(self.says_its_clock(), "{} has a clock", self.name());
+                None
+            }
+        }
+    }
+
+    /// Whether the discipline said it has a clock if it needs one: a
+    /// discipline without a clock (`has_clock` false) is never asked for
+    /// its wake-up, so one that forgot to say would never be woken. Checked
+    /// after every call by the trace tests (`testkit::run_trace`).
+    pub fn says_its_clock(&self) -> bool {
+        match &self.discipline {
+            Discipline::Any(d) => d.next_wakeup().is_none(),
+            Discipline::Clocked(_) | Discipline::Fifo(_) => true,
+        }
     }
 
     pub fn wakeup(&mut self, now: Time, verdicts: &mut Verdicts<P>) {

@@ -340,6 +340,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfb<P> {
         }
     }
 
+    fn has_clock(&self) -> bool {
+        self.c.rehash_interval != 0
+    }
+
     fn next_wakeup(&self) -> Option<Time> {
         if self.c.rehash_interval == 0 {
             return None;

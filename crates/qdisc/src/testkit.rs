@@ -109,6 +109,11 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
                     .push((d.packet.flow, d.packet.seq, d.reason as u8, d.buffered));
             });
             q.check_conservation().unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                q.says_its_clock(),
+                "{} asks to be woken but does not say it has a clock (has_clock)",
+                q.name()
+            );
             if let Some(limit) = promises.limit {
                 assert!(
                     !limit.exceeded_by(q.backlog()),

@@ -577,6 +577,9 @@ impl QueueDiscipline<TestPacket> for Boxed {
     fn next_wakeup(&self) -> Option<u64> {
         self.0.next_wakeup()
     }
+    fn has_clock(&self) -> bool {
+        self.0.has_clock()
+    }
     fn wakeup(&mut self, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) {
         self.0.wakeup(now, v)
     }
@@ -609,6 +612,9 @@ impl QueueDiscipline<TestPacket> for ClassByFlow {
     }
     fn next_wakeup(&self) -> Option<u64> {
         self.0.next_wakeup()
+    }
+    fn has_clock(&self) -> bool {
+        self.0.has_clock()
     }
     fn wakeup(&mut self, now: u64, v: &mut aqmlab_qdisc::Verdicts<TestPacket>) {
         self.0.wakeup(now, v)

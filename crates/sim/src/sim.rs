@@ -857,8 +857,17 @@ impl Simulation {
         }
     }
 
+    /// Called after every packet a link's discipline takes or sends: the
+    /// test inline, the rest apart, since most disciplines have no clock.
     #[inline]
     fn schedule_qdisc_wake(&mut self, l: usize) {
+        if self.links[l].qdisc.has_clock() {
+            self.schedule_clocked_wake(l);
+        }
+    }
+
+    #[inline(never)]
+    fn schedule_clocked_wake(&mut self, l: usize) {
         if let Some(t) = self.links[l].qdisc.next_wakeup() {
             let t = t.max(self.now);
             let wake_at = self.wake_at(l);

@@ -46,6 +46,15 @@ impl<P: Packet> DrrQueues<P> {
     #[inline]
     pub fn classify(&mut self, key: u64) -> usize {
         let q = self.map.classify(key);
+        if self.queues.count() <= q {
+            self.add_queues(q, key);
+        }
+        q
+    }
+
+    /// Queues up to `q` for the new flow `key` (once per flow).
+    #[cold]
+    fn add_queues(&mut self, q: usize, key: u64) {
         while self.queues.count() <= q {
             let w = self.weights.as_ref().map_or(1, |w| w.get(key)) as u64;
             self.queues.add_queue();
@@ -54,7 +63,6 @@ impl<P: Packet> DrrQueues<P> {
                 l.add_queue();
             }
         }
-        q
     }
 
     /// Number of queues that exist now.
@@ -151,6 +159,11 @@ impl<P: Packet> DrrQueues<P> {
 
     pub fn next_wakeup(&self) -> Option<Time> {
         self.map.next_wakeup()
+    }
+
+    /// Whether the queue map runs a clock (the Bloom distributor).
+    pub fn has_clock(&self) -> bool {
+        matches!(self.map, QueueMap::Bloom(_))
     }
 
     /// Run the queue map's clock (Bloom recounting and rebalancing).

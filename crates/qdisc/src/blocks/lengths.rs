@@ -126,7 +126,7 @@ impl QueueLengths {
     }
 
     /// Queue `q` grew by one packet.
-    #[inline]
+    #[inline(always)]
     pub fn inc(&mut self, q: usize) {
         let l = self.at[q].len;
         let n = l + 1;
@@ -147,7 +147,7 @@ impl QueueLengths {
     }
 
     /// Queue `q` shrank by one packet. `q` must be non-empty.
-    #[inline]
+    #[inline(always)]
     pub fn dec(&mut self, q: usize) {
         let l = self.at[q].len;
         debug_assert!(l > 0, "dec of an empty queue");
@@ -220,7 +220,7 @@ impl QueueLengths {
         self.at[q].len = l;
     }
 
-    #[inline]
+    #[inline(always)]
     fn leave(&mut self, q: usize, l: u32) {
         let b = &mut self.members[l as usize];
         let p = self.at[q].pos as usize;

@@ -66,11 +66,24 @@ impl FlowIds {
     /// The queue of flow `key`, a new one (the next number) if it is new.
     #[inline]
     pub fn id(&mut self, key: u64) -> u32 {
+        // Nearly always: a small key seen before, one load.
+        if key < Self::DENSE {
+            if let Some(&id) = self.dense.get(key as usize) {
+                if id != Self::UNSEEN {
+                    return id;
+                }
+            }
+        }
+        self.first_sight_or_sparse(key)
+    }
+
+    #[inline(never)]
+    fn first_sight_or_sparse(&mut self, key: u64) -> u32 {
         let next = self.count;
         let id = if key < Self::DENSE {
             let i = key as usize;
             if i >= self.dense.len() {
-                self.dense.resize((i + 1).next_power_of_two(), Self::UNSEEN);
+                self.grow(i);
             }
             let slot = &mut self.dense[i];
             if *slot == Self::UNSEEN {
@@ -82,6 +95,12 @@ impl FlowIds {
         };
         self.count += (id == next) as u32;
         id
+    }
+
+    /// Make room in the table for key `i` (rarely: the table doubles).
+    #[cold]
+    fn grow(&mut self, i: usize) {
+        self.dense.resize((i + 1).next_power_of_two(), Self::UNSEEN);
     }
 
     pub fn len(&self) -> usize {
@@ -132,9 +151,19 @@ impl QueueMap {
     pub fn classify(&mut self, key: u64) -> usize {
         match self {
             QueueMap::PerFlow(ids) => ids.id(key) as usize,
-            QueueMap::Hash { hash, count } => hash.bucket(0, key, *count),
             QueueMap::Modulo { count } => (key % *count as u64) as usize,
+            _ => self.classify_hashed(key),
+        }
+    }
+
+    /// `classify` for the maps whose code is longer, apart so that the
+    /// short ones inline into every packet's enqueue.
+    #[inline(never)]
+    fn classify_hashed(&mut self, key: u64) -> usize {
+        match self {
+            QueueMap::Hash { hash, count } => hash.bucket(0, key, *count),
             QueueMap::Bloom(b) => b.classify(key),
+            QueueMap::PerFlow(_) | QueueMap::Modulo { .. } => unreachable!("classified inline"),
         }
     }
 
