@@ -991,6 +991,7 @@ impl Simulation {
 
     /// Make sure the flow's retransmission timer event is at or before its
     /// deadline; later events are left in the list and ignored when they fire.
+    #[inline(always)]
     fn arm_rto(&mut self, f: usize) {
         let Transport::Tcp(tcp) = &mut self.flows[f].transport else {
             return;
