@@ -6,14 +6,14 @@ use std::num::NonZeroU64;
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
-use crate::prefetch::{prefetch, prefetch_all};
 use crate::events::{Event, EventQueue};
 use crate::names::Names;
 use crate::network::{
-    Departures, Link, LinkRecord, Monitored, RouteRef, Routes, WindowStart, WindowStarts,
+    Departures, Link, LinkRecord, Monitored, RouteRef, Routes, Upcoming, WindowStart, WindowStarts,
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
+use crate::prefetch::{prefetch, prefetch_all};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
@@ -316,8 +316,7 @@ impl Simulation {
         let delay = |r| {
             self.routes
                 .links(r)
-                .iter()
-                .map(|&l| self.links[l as usize].delay)
+                .map(|l| self.links[l as usize].delay)
                 .sum::<Time>()
         };
         delay(forward) + delay(reverse)
@@ -399,10 +398,7 @@ impl Simulation {
             let routes = spec
                 .routes
                 .iter()
-                .map(|r| {
-                    let f = self.routes.intern(&r.path);
-                    (f, self.routes.intern(&r.reverse_path))
-                })
+                .map(|r| self.routes.intern_pair(&r.path, &r.reverse_path))
                 .collect();
             let mut rng = Rng::stream(self.scenario.seed, STREAM_ARRIVAL + i as u64);
             let first = spec.start_ns + (rng.exponential(1.0 / spec.rate_per_s) * 1e9) as Time;
@@ -440,6 +436,8 @@ impl Simulation {
                 self.links[f as usize].feeds_express = true;
             }
         }
+        let links = &self.links;
+        self.routes.mark_express(|l| links[l as usize].is_express());
     }
 
     /// Run every link on events: each arrival an event (express links
@@ -451,6 +449,7 @@ impl Simulation {
             link.departures = Departures::Events;
             link.feeds_express = false;
         }
+        self.routes.mark_express(|_| false);
     }
 
     fn add_flow(
@@ -463,9 +462,8 @@ impl Simulation {
         transport: Transport,
     ) {
         let id = self.flows.len() as u32;
-        let forward = self.routes.intern(path);
-        let reverse = self.routes.intern(reverse);
-        let flow = Flow::new(group, (forward, reverse), start, size_bytes, transport);
+        let routes = self.routes.intern_pair(path, reverse);
+        let flow = Flow::new(group, routes, start, size_bytes, transport);
         self.flows.push(flow);
         let event = match self.flows[id as usize].transport {
             Transport::Tcp(_) => Event::FlowStart(id),
@@ -570,9 +568,18 @@ impl Simulation {
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(0) {
             if let Some(packet) = self.arriving(l) {
-                match self.routes.link(packet.route, packet.hop + 1) {
-                    Some(next) => prefetch_all(&self.links[next as usize]),
-                    None => prefetch_all(&self.flows[packet.flow as usize]),
+                // The links the packet enters in the event (the next, and
+                // the express link it is then reserved on), or at the end
+                // of its route the flow and the link its answer takes.
+                let (link, then) = match self.routes.upcoming(packet.route, packet.hop + 1) {
+                    Upcoming::Link(next, express) => (Some(next), express),
+                    Upcoming::Host(answer) => {
+                        prefetch_all(&self.flows[packet.flow as usize]);
+                        (answer, None)
+                    }
+                };
+                for l in link.into_iter().chain(then) {
+                    prefetch_all(&self.links[l as usize]);
                 }
             }
         }
