@@ -17,16 +17,12 @@ use crate::Time;
 /// whole cache lines: the standard allocator cannot resize an over-aligned
 /// block in place, so freeing the arena a chunk at a time while the queue
 /// table is written (results.rs) copied all of it each time (1,000,000
-/// flows: peak RSS 1.61 -> 2.04 GB).
+/// flows: peak RSS 1.61 -> 2.04 GB). In this order (`repr(C)`) a packet
+/// leaving the pipe reads the first [`Link::ARRIVAL_BYTES`] only (its pipe,
+/// how its departures are found, whether its FIFO holds anything): at a
+/// 112-byte stride one or two cache lines, not two or three.
+#[repr(C)]
 pub struct Link {
-    /// Serialization time per byte, in ns as 32.32 fixed point.
-    ns_per_byte: u64,
-    pub delay: Time,
-    pub qdisc: Qdisc<SimPacket>,
-    /// The transmitter is busy until then.
-    pub busy_until: Time,
-    /// A `TxDone` event is pending (never on a link that reserves).
-    pub tx_scheduled: bool,
     /// Packets propagating, with their arrival time at the far end: a list
     /// in the simulation's shared pipe pool.
     pub pipe: List,
@@ -37,9 +33,21 @@ pub struct Link {
     pub departures: Departures,
     /// Some packets leaving this link go on to an express link.
     pub feeds_express: bool,
+    /// A `TxDone` event is pending (never on a link that reserves).
+    pub tx_scheduled: bool,
+    pub qdisc: Qdisc<SimPacket>,
+    /// The transmitter is busy until then.
+    pub busy_until: Time,
+    /// Serialization time per byte, in ns as 32.32 fixed point.
+    ns_per_byte: u64,
+    pub delay: Time,
 }
 
 impl Link {
+    /// What a packet leaving the link's pipe reads (`Simulation::pipe_head`).
+    pub const ARRIVAL_BYTES: usize =
+        std::mem::offset_of!(Link, qdisc) + Qdisc::<SimPacket>::FRONT_BYTES;
+
     /// `monitor`: the index of its measurements, if it is monitored.
     pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: Option<u32>) -> Self {
         let departures = if qdisc.is_fifo() {
@@ -363,6 +371,10 @@ mod tests {
         assert!(tcp + offset_of!(TcpFlow, receiver) + size_of::<TcpReceiver>() <= 64);
         assert_eq!(tcp + offset_of!(TcpFlow, sender), 64);
         assert_eq!(size_of::<TcpSender>(), 128);
+        assert_eq!(Flow::DELACK_EVENT_AT / 64, 3);
+        // A packet leaving a pipe reads the link's first bytes only.
+        assert!(Link::ARRIVAL_BYTES <= 48);
+        assert!(offset_of!(Link, departures) < Link::ARRIVAL_BYTES);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::network::{
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
-use crate::prefetch::{prefetch, prefetch_all};
+use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
@@ -132,6 +132,10 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Where a TCP flow keeps its pending delayed ACK's time (line 3).
+    pub const DELACK_EVENT_AT: usize =
+        std::mem::offset_of!(Flow, transport) + std::mem::offset_of!(TcpFlow, delack_event_at);
+
     fn new(
         group: u32,
         (forward, reverse): (RouteRef, RouteRef),
@@ -551,14 +555,17 @@ impl Simulation {
     fn prefetch_ahead(&self) {
         if let Some(event) = self.events.peek(3) {
             match event {
-                Event::PipeHead(l) | Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
+                Event::PipeHead(l) => prefetch_start(&self.links[l as usize], Link::ARRIVAL_BYTES),
+                Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
                 Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch_all(&self.flows[f as usize]),
                 _ => {}
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(2) {
             if let Some(packet) = self.arriving(l) {
-                prefetch(packet);
+                // Both lines when it straddles two (a packet is 40 bytes in
+                // 48-byte nodes): the next stage reads its route and hop.
+                prefetch_all(packet);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
@@ -574,7 +581,7 @@ impl Simulation {
                 let (link, then) = match self.routes.upcoming(packet.route, packet.hop + 1) {
                     Upcoming::Link(next, express) => (Some(next), express),
                     Upcoming::Host(answer) => {
-                        prefetch_all(&self.flows[packet.flow as usize]);
+                        self.prefetch_flow(packet);
                         (answer, None)
                     }
                 };
@@ -582,6 +589,21 @@ impl Simulation {
                     prefetch_all(&self.links[l as usize]);
                 }
             }
+        }
+    }
+
+    /// Fetch what `packet` will read of its flow at the end of its route:
+    /// all of it for an ACK (the sender, the timers), the first line and
+    /// the delayed ACK's pending event for data (the receiver). By offset,
+    /// without reading the flow (cold) to tell TCP from UDP.
+    #[inline]
+    fn prefetch_flow(&self, packet: &SimPacket) {
+        let flow = &self.flows[packet.flow as usize];
+        if packet.kind.is_reverse() {
+            prefetch_all(flow);
+        } else {
+            prefetch(flow);
+            prefetch_at(flow, Flow::DELACK_EVENT_AT);
         }
     }
 
