@@ -9,6 +9,10 @@ use crate::{
 /// drops by reason, marks and peak backlog is written here once instead of in
 /// each discipline. The caller drains `verdicts` after each call; `Qdisc` has
 /// already counted what they hold.
+///
+/// The discipline first (`repr(C)`): a packet leaving a link's pipe reads
+/// only whether its FIFO holds anything, in the first [`Self::FRONT_BYTES`].
+#[repr(C)]
 pub struct Qdisc<P: Packet> {
     discipline: Discipline<P>,
     stats: QdiscStats,
@@ -86,6 +90,10 @@ impl<P: Packet> Qdisc<P> {
             stats: QdiscStats::default(),
         }
     }
+
+    /// The bytes at its start that tell whether a FIFO is empty, and its
+    /// front (what a caller fetches early for `fifo_front`).
+    pub const FRONT_BYTES: usize = std::mem::size_of::<Discipline<P>>();
 
     pub fn name(&self) -> &'static str {
         each!(&self.discipline, d => d.name())

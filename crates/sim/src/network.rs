@@ -17,16 +17,12 @@ use crate::Time;
 /// whole cache lines: the standard allocator cannot resize an over-aligned
 /// block in place, so freeing the arena a chunk at a time while the queue
 /// table is written (results.rs) copied all of it each time (1,000,000
-/// flows: peak RSS 1.61 -> 2.04 GB).
+/// flows: peak RSS 1.61 -> 2.04 GB). In this order (`repr(C)`) a packet
+/// leaving the pipe reads the first [`Link::ARRIVAL_BYTES`] only (its pipe,
+/// how its departures are found, whether its FIFO holds anything): at a
+/// 112-byte stride one or two cache lines, not two or three.
+#[repr(C)]
 pub struct Link {
-    /// Serialization time per byte, in ns as 32.32 fixed point.
-    ns_per_byte: u64,
-    pub delay: Time,
-    pub qdisc: Qdisc<SimPacket>,
-    /// The transmitter is busy until then.
-    pub busy_until: Time,
-    /// A `TxDone` event is pending (never on a link that reserves).
-    pub tx_scheduled: bool,
     /// Packets propagating, with their arrival time at the far end: a list
     /// in the simulation's shared pipe pool.
     pub pipe: List,
@@ -37,9 +33,21 @@ pub struct Link {
     pub departures: Departures,
     /// Some packets leaving this link go on to an express link.
     pub feeds_express: bool,
+    /// A `TxDone` event is pending (never on a link that reserves).
+    pub tx_scheduled: bool,
+    pub qdisc: Qdisc<SimPacket>,
+    /// The transmitter is busy until then.
+    pub busy_until: Time,
+    /// Serialization time per byte, in ns as 32.32 fixed point.
+    ns_per_byte: u64,
+    pub delay: Time,
 }
 
 impl Link {
+    /// What a packet leaving the link's pipe reads (`Simulation::pipe_head`).
+    pub const ARRIVAL_BYTES: usize =
+        std::mem::offset_of!(Link, qdisc) + Qdisc::<SimPacket>::FRONT_BYTES;
+
     /// `monitor`: the index of its measurements, if it is monitored.
     pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: Option<u32>) -> Self {
         let departures = if qdisc.is_fifo() {
@@ -135,7 +143,25 @@ pub struct Monitored {
 /// so forwarding never looks up the flow.
 pub type RouteRef = u32;
 
-const END: u32 = u32::MAX;
+/// An entry of the routes' table is a link, or the mark that closes a
+/// route. The mark carries the first link of the route the answers take
+/// (a data packet's ACK, an ACK's data) and a link entry whether the link
+/// is express: what the event loop fetches early without reading the flow
+/// or the link first (`Simulation::prefetch_ahead`).
+const END: u32 = 1 << 31;
+/// On a link entry: the link is express (a hint for prefetching only).
+const EXPRESS: u32 = 1 << 30;
+/// The link's number in an entry; in an end mark, no answer's link.
+const LINK: u32 = EXPRESS - 1;
+
+/// Where a packet goes after a hop, as the prefetching needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upcoming {
+    /// A link, and the express link after it, if any.
+    Link(u32, Option<u32>),
+    /// The route's end: the host, and the first link of the answer's route.
+    Host(Option<u32>),
+}
 
 /// Every route's links, one flat table, each route closed by an end mark.
 #[derive(Default)]
@@ -150,10 +176,17 @@ impl Routes {
         self.links.reserve_exact(entries);
     }
 
-    pub fn intern(&mut self, path: &[u32]) -> RouteRef {
+    /// A flow's two routes, each's end mark naming the other's first link.
+    pub fn intern_pair(&mut self, forward: &[u32], reverse: &[u32]) -> (RouteRef, RouteRef) {
+        let f = self.intern(forward, reverse.first());
+        (f, self.intern(reverse, forward.first()))
+    }
+
+    fn intern(&mut self, path: &[u32], answer: Option<&u32>) -> RouteRef {
         let start = self.links.len() as u32;
+        assert!(path.iter().all(|&l| l < LINK), "fewer than 2^30 links");
         self.links.extend_from_slice(path);
-        self.links.push(END);
+        self.links.push(END | answer.copied().unwrap_or(LINK));
         start
     }
 
@@ -161,7 +194,7 @@ impl Routes {
     #[inline]
     pub fn link(&self, route: RouteRef, hop: u8) -> Option<u32> {
         let l = self.links[route as usize + hop as usize];
-        (l != END).then_some(l)
+        (l & END == 0).then_some(l & LINK)
     }
 
     /// Where the link at `hop` of the route is kept (to fetch it early).
@@ -170,22 +203,52 @@ impl Routes {
         &self.links[route as usize + hop as usize]
     }
 
+    /// What follows at `hop` of the route (to fetch it early).
+    #[inline]
+    pub fn upcoming(&self, route: RouteRef, hop: u8) -> Upcoming {
+        let at = route as usize + hop as usize;
+        let l = self.links[at];
+        let known = |l: u32| (l & LINK != LINK).then_some(l & LINK);
+        if l & END != 0 {
+            return Upcoming::Host(known(l));
+        }
+        let after = self.links[at + 1];
+        let express = (after & (END | EXPRESS) == EXPRESS).then_some(after & LINK);
+        Upcoming::Link(l & LINK, express)
+    }
+
+    /// Mark the entries of the links `is_express` says are express (only
+    /// `upcoming` reads the marks).
+    pub fn mark_express(&mut self, is_express: impl Fn(u32) -> bool) {
+        for e in &mut self.links {
+            if *e & END == 0 {
+                *e = if is_express(*e & LINK) {
+                    *e | EXPRESS
+                } else {
+                    *e & !EXPRESS
+                };
+            }
+        }
+    }
+
     /// Every link of every route interned so far, with the link before it
     /// on that route (`None` on a first hop: the host feeds it).
     pub fn hops(&self) -> impl Iterator<Item = (Option<u32>, u32)> + '_ {
         let mut previous = None;
         self.links.iter().filter_map(move |&l| {
-            if l == END {
+            if l & END != 0 {
                 previous = None;
                 return None;
             }
-            Some((previous.replace(l), l))
+            Some((previous.replace(l & LINK), l & LINK))
         })
     }
 
-    pub fn links(&self, route: RouteRef) -> &[u32] {
+    pub fn links(&self, route: RouteRef) -> impl Iterator<Item = u32> + '_ {
         let rest = &self.links[route as usize..];
-        &rest[..rest.iter().position(|&l| l == END).unwrap()]
+        rest.iter()
+            .take_while(|&&l| l & END == 0)
+            .map(|&l| l & LINK)
     }
 }
 
@@ -308,6 +371,10 @@ mod tests {
         assert!(tcp + offset_of!(TcpFlow, receiver) + size_of::<TcpReceiver>() <= 64);
         assert_eq!(tcp + offset_of!(TcpFlow, sender), 64);
         assert_eq!(size_of::<TcpSender>(), 128);
+        assert_eq!(Flow::DELACK_EVENT_AT / 64, 3);
+        // A packet leaving a pipe reads the link's first bytes only.
+        assert!(Link::ARRIVAL_BYTES <= 48);
+        assert!(offset_of!(Link, departures) < Link::ARRIVAL_BYTES);
     }
 
     #[test]

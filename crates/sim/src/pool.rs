@@ -5,7 +5,7 @@
 //! growable buffer per list would. Push and pop are O(1) and allocate
 //! nothing once the pool is warm.
 
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_all;
 
 const NIL: u32 = u32::MAX;
 
@@ -144,13 +144,14 @@ impl<T: Copy> Pool<T> {
     #[inline]
     pub fn walk(&self, bag: &Bag) -> Walk {
         if bag.head != NIL {
-            prefetch(&self.nodes[bag.head as usize]);
+            prefetch_all(&self.nodes[bag.head as usize]);
         }
         Walk(bag.head)
     }
 
     /// One node further along a walk, fetching the next node into the
-    /// caches: a bag's nodes lie anywhere in the pool, each found through
+    /// caches (both lines of a node that straddles two, as a 24-byte
+    /// event's node can: its link to the next may be in the second): a bag's nodes lie anywhere in the pool, each found through
     /// the one before, so walked in one go (`take_all`) every node can be a
     /// cache miss the walk waits for. Walked a node at a time beforehand,
     /// a step per event, they are in the caches when the bag is taken.
@@ -159,7 +160,7 @@ impl<T: Copy> Pool<T> {
         if walk.0 != NIL {
             walk.0 = self.nodes[walk.0 as usize].next;
             if walk.0 != NIL {
-                prefetch(&self.nodes[walk.0 as usize]);
+                prefetch_all(&self.nodes[walk.0 as usize]);
             }
         }
     }

@@ -18,6 +18,22 @@ pub fn prefetch_all<T>(value: &T) {
     }
 }
 
+/// `prefetch` for every cache line of `value`'s first `bytes` bytes.
+#[inline(always)]
+pub fn prefetch_start<T>(value: &T, bytes: usize) {
+    let start = value as *const T as usize;
+    for line in (start & !63..start + bytes).step_by(64) {
+        prefetch_line(line as *const u8);
+    }
+}
+
+/// `prefetch` for the cache line `offset` bytes into `value`.
+#[inline(always)]
+pub fn prefetch_at<T>(value: &T, offset: usize) {
+    debug_assert!(offset < std::mem::size_of::<T>());
+    prefetch_line((value as *const T as usize + offset) as *const u8);
+}
+
 #[inline(always)]
 fn prefetch_line(address: *const u8) {
     #[cfg(target_arch = "x86_64")]

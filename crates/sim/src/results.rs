@@ -133,9 +133,11 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
         // A route runs from its flow's source to its destination (checked).
-        let (forward, records) = (sim.routes.links(f.forward), &sim.link_records);
-        src.push(records[forward[0] as usize].from);
-        dst.push(records[forward[forward.len() - 1] as usize].to);
+        let (mut forward, records) = (sim.routes.links(f.forward), &sim.link_records);
+        let first = forward.next().expect("a route has a link");
+        let last = forward.last().unwrap_or(first);
+        src.push(records[first as usize].from);
+        dst.push(records[last as usize].to);
         start.push(secs(f.start));
         size.push(f.size_bytes());
         delivered.push(f.delivered);

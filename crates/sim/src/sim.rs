@@ -6,14 +6,14 @@ use std::num::NonZeroU64;
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
 
-use crate::prefetch::{prefetch, prefetch_all};
 use crate::events::{Event, EventQueue};
 use crate::names::Names;
 use crate::network::{
-    Departures, Link, LinkRecord, Monitored, RouteRef, Routes, WindowStart, WindowStarts,
+    Departures, Link, LinkRecord, Monitored, RouteRef, Routes, Upcoming, WindowStart, WindowStarts,
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
+use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
@@ -132,6 +132,10 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Where a TCP flow keeps its pending delayed ACK's time (line 3).
+    pub const DELACK_EVENT_AT: usize =
+        std::mem::offset_of!(Flow, transport) + std::mem::offset_of!(TcpFlow, delack_event_at);
+
     fn new(
         group: u32,
         (forward, reverse): (RouteRef, RouteRef),
@@ -316,8 +320,7 @@ impl Simulation {
         let delay = |r| {
             self.routes
                 .links(r)
-                .iter()
-                .map(|&l| self.links[l as usize].delay)
+                .map(|l| self.links[l as usize].delay)
                 .sum::<Time>()
         };
         delay(forward) + delay(reverse)
@@ -399,10 +402,7 @@ impl Simulation {
             let routes = spec
                 .routes
                 .iter()
-                .map(|r| {
-                    let f = self.routes.intern(&r.path);
-                    (f, self.routes.intern(&r.reverse_path))
-                })
+                .map(|r| self.routes.intern_pair(&r.path, &r.reverse_path))
                 .collect();
             let mut rng = Rng::stream(self.scenario.seed, STREAM_ARRIVAL + i as u64);
             let first = spec.start_ns + (rng.exponential(1.0 / spec.rate_per_s) * 1e9) as Time;
@@ -440,6 +440,8 @@ impl Simulation {
                 self.links[f as usize].feeds_express = true;
             }
         }
+        let links = &self.links;
+        self.routes.mark_express(|l| links[l as usize].is_express());
     }
 
     /// Run every link on events: each arrival an event (express links
@@ -451,6 +453,7 @@ impl Simulation {
             link.departures = Departures::Events;
             link.feeds_express = false;
         }
+        self.routes.mark_express(|_| false);
     }
 
     fn add_flow(
@@ -463,9 +466,8 @@ impl Simulation {
         transport: Transport,
     ) {
         let id = self.flows.len() as u32;
-        let forward = self.routes.intern(path);
-        let reverse = self.routes.intern(reverse);
-        let flow = Flow::new(group, (forward, reverse), start, size_bytes, transport);
+        let routes = self.routes.intern_pair(path, reverse);
+        let flow = Flow::new(group, routes, start, size_bytes, transport);
         self.flows.push(flow);
         let event = match self.flows[id as usize].transport {
             Transport::Tcp(_) => Event::FlowStart(id),
@@ -553,14 +555,17 @@ impl Simulation {
     fn prefetch_ahead(&self) {
         if let Some(event) = self.events.peek(3) {
             match event {
-                Event::PipeHead(l) | Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
+                Event::PipeHead(l) => prefetch_start(&self.links[l as usize], Link::ARRIVAL_BYTES),
+                Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
                 Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch_all(&self.flows[f as usize]),
                 _ => {}
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(2) {
             if let Some(packet) = self.arriving(l) {
-                prefetch(packet);
+                // Both lines when it straddles two (a packet is 40 bytes in
+                // 48-byte nodes): the next stage reads its route and hop.
+                prefetch_all(packet);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
@@ -570,11 +575,35 @@ impl Simulation {
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(0) {
             if let Some(packet) = self.arriving(l) {
-                match self.routes.link(packet.route, packet.hop + 1) {
-                    Some(next) => prefetch_all(&self.links[next as usize]),
-                    None => prefetch_all(&self.flows[packet.flow as usize]),
+                // The links the packet enters in the event (the next, and
+                // the express link it is then reserved on), or at the end
+                // of its route the flow and the link its answer takes.
+                let (link, then) = match self.routes.upcoming(packet.route, packet.hop + 1) {
+                    Upcoming::Link(next, express) => (Some(next), express),
+                    Upcoming::Host(answer) => {
+                        self.prefetch_flow(packet);
+                        (answer, None)
+                    }
+                };
+                for l in link.into_iter().chain(then) {
+                    prefetch_all(&self.links[l as usize]);
                 }
             }
+        }
+    }
+
+    /// Fetch what `packet` will read of its flow at the end of its route:
+    /// all of it for an ACK (the sender, the timers), the first line and
+    /// the delayed ACK's pending event for data (the receiver). By offset,
+    /// without reading the flow (cold) to tell TCP from UDP.
+    #[inline]
+    fn prefetch_flow(&self, packet: &SimPacket) {
+        let flow = &self.flows[packet.flow as usize];
+        if packet.kind.is_reverse() {
+            prefetch_all(flow);
+        } else {
+            prefetch(flow);
+            prefetch_at(flow, Flow::DELACK_EVENT_AT);
         }
     }
 
