@@ -359,7 +359,7 @@ mod tests {
     }
 
     /// A flow's cache lines as `Flow` says: the TCP receiver and profile in
-    /// line 0, the sender alone in lines 1 and 2.
+    /// line 0, the sender with its timer's pending event in lines 1 and 2.
     #[test]
     fn a_flow_keeps_its_cache_lines() {
         assert_eq!(align_of::<Flow>(), 64);
@@ -372,6 +372,7 @@ mod tests {
         assert_eq!(tcp + offset_of!(TcpFlow, sender), 64);
         assert_eq!(size_of::<TcpSender>(), 128);
         assert_eq!(Flow::DELACK_EVENT_AT / 64, 3);
+        assert_eq!(Flow::ACK_BYTES, 192);
         // A packet leaving a pipe reads the link's first bytes only.
         assert!(Link::ARRIVAL_BYTES <= 48);
         assert!(offset_of!(Link, departures) < Link::ARRIVAL_BYTES);

@@ -148,9 +148,9 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
                 let c = &t.sender.counters;
                 packets.push(c.packets_sent);
                 bytes.push(c.bytes_sent);
-                retx.push(c.retransmissions);
-                timeouts.push(c.timeouts);
-                fast.push(c.fast_retransmits);
+                retx.push(c.retransmissions as u64);
+                timeouts.push(c.timeouts as u64);
+                fast.push(c.fast_retransmits as u64);
                 fct.push(t.first_completion.get().map(secs));
                 let (done, took) = t.completions();
                 transfers.push(done as u64);

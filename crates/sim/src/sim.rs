@@ -26,16 +26,15 @@ const STREAM_ARRIVAL: u64 = 3 << 40;
 
 /// A TCP flow's state, in the order its cache lines are read (see
 /// [`Flow`]): first what a data packet reaching the receiver reads (the
-/// receiver, the profile), then the sender (an ACK), then the timers'
-/// pending events and what only transfers' ends and the results read.
+/// receiver, the profile), then the sender (an ACK, the retransmission
+/// timer's pending event with it), then the delayed ACK's pending event
+/// and what only transfers' ends and the results read.
 #[repr(C)]
 pub struct TcpFlow {
     pub receiver: TcpReceiver,
     pub profile: u32,
     pub trace_cwnd: bool,
     pub sender: TcpSender,
-    /// Time of the pending `RtoTimer` event, if any (lazily cancelled).
-    timer_event_at: MaybeTime,
     delack_event_at: MaybeTime,
     /// On-off sources only: the idle time between transfers, their tally.
     pub on_off: Option<Box<OnOff>>,
@@ -50,7 +49,6 @@ impl TcpFlow {
             sender,
             receiver: TcpReceiver::default(),
             on_off,
-            timer_event_at: MaybeTime::NONE,
             delack_event_at: MaybeTime::NONE,
             first_completion: MaybeTime::NONE,
             trace_cwnd,
@@ -109,11 +107,12 @@ pub enum Transport {
 /// Laid out by cache line, 256 bytes on a 64-byte boundary (as a boxed
 /// TCP state and the flow cost before, 200 + 56): line 0 holds what a data
 /// packet reaching the receiver reads (routes, delivered bytes, size, the
-/// TCP receiver and profile), lines 1 and 2 the TCP sender (an ACK), line 3
-/// the timers' pending events and what the results and transfers' ends
-/// read. A packet reaching an end host then reads one line (data) or four
-/// (ACK) at an address computed from the flow id, with no pointer to follow
-/// first. The size guard in network.rs checks the offsets.
+/// TCP receiver and profile), lines 1 and 2 the TCP sender with its
+/// retransmission timer's pending event (an ACK), line 3 the delayed ACK's
+/// pending event and what the results and transfers' ends read. A packet
+/// reaching an end host then reads one line (data, two with delayed ACKs)
+/// or three (ACK) at an address computed from the flow id, with no pointer
+/// to follow first. The size guard in network.rs checks the offsets.
 #[repr(C, align(64))]
 pub struct Flow {
     pub forward: RouteRef,
@@ -135,6 +134,12 @@ impl Flow {
     /// Where a TCP flow keeps its pending delayed ACK's time (line 3).
     pub const DELACK_EVENT_AT: usize =
         std::mem::offset_of!(Flow, transport) + std::mem::offset_of!(TcpFlow, delack_event_at);
+
+    /// The bytes of a TCP flow an ACK reads: up to the end of the sender
+    /// (lines 0 to 2).
+    pub const ACK_BYTES: usize = std::mem::offset_of!(Flow, transport)
+        + std::mem::offset_of!(TcpFlow, sender)
+        + std::mem::size_of::<TcpSender>();
 
     fn new(
         group: u32,
@@ -223,6 +228,9 @@ pub struct Simulation {
     pub events_processed: u64,
     pub series: crate::metrics::TimeSeries,
     warmed_up: bool,
+    /// Some TCP profile delays its ACKs: only then does a data packet
+    /// reaching its receiver read the flow's last line (`prefetch_flow`).
+    delays_acks: bool,
 }
 
 /// Runs of names, written out into the compact store.
@@ -294,6 +302,7 @@ impl Simulation {
             events_processed: 0,
             series: Default::default(),
             warmed_up: false,
+            delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
             scenario,
         };
         sim.build_flows();
@@ -593,17 +602,20 @@ impl Simulation {
     }
 
     /// Fetch what `packet` will read of its flow at the end of its route:
-    /// all of it for an ACK (the sender, the timers), the first line and
-    /// the delayed ACK's pending event for data (the receiver). By offset,
-    /// without reading the flow (cold) to tell TCP from UDP.
+    /// the first three lines for an ACK (the routes, the sender and its
+    /// timer), the first line for data (the receiver) and, if ACKs may be
+    /// delayed, the delayed ACK's pending event. By offset, without reading
+    /// the flow (cold) to tell TCP from UDP.
     #[inline]
     fn prefetch_flow(&self, packet: &SimPacket) {
         let flow = &self.flows[packet.flow as usize];
         if packet.kind.is_reverse() {
-            prefetch_all(flow);
+            prefetch_start(flow, Flow::ACK_BYTES);
         } else {
             prefetch(flow);
-            prefetch_at(flow, Flow::DELACK_EVENT_AT);
+            if self.delays_acks {
+                prefetch_at(flow, Flow::DELACK_EVENT_AT);
+            }
         }
     }
 
@@ -1026,8 +1038,8 @@ impl Simulation {
             return;
         };
         if let Some(deadline) = tcp.sender.rto_deadline.get() {
-            if tcp.timer_event_at.get().is_none_or(|t| deadline < t) {
-                tcp.timer_event_at = MaybeTime::at(deadline);
+            if tcp.sender.rto_event_at.get().is_none_or(|t| deadline < t) {
+                tcp.sender.rto_event_at = MaybeTime::at(deadline);
                 self.events.schedule(deadline, Event::RtoTimer(f as u32));
             }
         }
@@ -1038,10 +1050,10 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
-        if tcp.timer_event_at.get() != Some(now) {
+        if tcp.sender.rto_event_at.get() != Some(now) {
             return; // superseded by an earlier event
         }
-        tcp.timer_event_at = MaybeTime::NONE;
+        tcp.sender.rto_event_at = MaybeTime::NONE;
         match tcp.sender.rto_deadline.get() {
             None => return,
             Some(d) if d > now => {}

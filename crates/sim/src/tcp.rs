@@ -35,9 +35,11 @@ pub enum Phase {
 pub struct TcpCounters {
     pub packets_sent: u64,
     pub bytes_sent: u64,
-    pub retransmissions: u64,
-    pub timeouts: u64,
-    pub fast_retransmits: u64,
+    /// 32 bits, as the sequence numbers they count in (4 of 40 bytes in the
+    /// sender's lines, room for `TcpSender::rto_event_at`).
+    pub retransmissions: u32,
+    pub timeouts: u32,
+    pub fast_retransmits: u32,
 }
 
 /// The sending side of one connection.
@@ -69,6 +71,11 @@ pub struct TcpSender {
     pub total: u32,
     /// Retransmission timer deadline, if armed.
     pub rto_deadline: MaybeTime,
+    /// Time of the simulator's pending `RtoTimer` event for this sender, if
+    /// any (lazily cancelled: an event later than the deadline is left in
+    /// the list and ignored). The simulator's bookkeeping, kept here beside
+    /// the deadline so that an ACK reads none of the flow's last line.
+    pub(crate) rto_event_at: MaybeTime,
     pub epoch: u16,
     pub counters: TcpCounters,
 }
@@ -95,6 +102,7 @@ impl TcpSender {
             bytes: bytes.and_then(NonZeroU64::new),
             total: packets_for(profile, bytes),
             rto_deadline: MaybeTime::NONE,
+            rto_event_at: MaybeTime::NONE,
             epoch: 0,
             counters: TcpCounters::default(),
         }
@@ -105,9 +113,12 @@ impl TcpSender {
     pub fn restart(&mut self, profile: &TcpProfile) {
         let counters = std::mem::take(&mut self.counters);
         let epoch = self.epoch.wrapping_add(1);
+        // The pending timer event stays in the list: remember it.
+        let rto_event_at = self.rto_event_at;
         *self = Self::new(profile, self.bytes());
         self.counters = counters;
         self.epoch = epoch;
+        self.rto_event_at = rto_event_at;
     }
 
     /// Payload bytes of this transfer; `None` for a long-lived source.
