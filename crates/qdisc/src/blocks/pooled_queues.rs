@@ -70,7 +70,14 @@ impl Default for Fifo {
 /// `prev` is kept for the tail's sake (`pop_back`): it is exact for every
 /// packet but the head of its queue, whose `prev` is never read (a pop from
 /// the front does not write the new head's slot).
+///
+/// A slot is a cache line of its own: packed, half of the simulator's
+/// 48-byte slots straddled two lines, and serving a packet then missed the
+/// cache twice (the 1,000-flow QSDRR dumbbell: 0.5 fewer L1 misses per
+/// packet aligned; the links in a table apart from the packets measured
+/// worse, 0.6 more).
 #[derive(Debug)]
+#[repr(align(64))]
 struct Slot<P> {
     packet: Option<P>,
     next: u32,
