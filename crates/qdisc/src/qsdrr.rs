@@ -63,7 +63,7 @@ impl<P: Packet> Qsdrr<P> {
     fn choose(&mut self) -> usize {
         let keep = self
             .drop_queue
-            .filter(|&q| self.q.len(q) > 0 && !self.q.lengths().is_strictly_shortest(q));
+            .filter(|&q| self.q.len(q) > 0 && !self.q.is_strictly_shortest(q));
         let q = match keep {
             Some(q) => q,
             None => self.longest(),
@@ -154,7 +154,7 @@ mod tests {
     }
 
     fn lens(d: &Qsdrr<TestPacket>, n: usize) -> Vec<u32> {
-        (0..n).map(|q| d.q.lengths().len(q)).collect()
+        (0..n).map(|q| d.q.len(q) as u32).collect()
     }
 
     /// Digest 000, section 3.3: with synchronized flows of equal queues, the
@@ -190,7 +190,7 @@ mod tests {
         hit.sort();
         hit.dedup();
         assert_eq!(hit.len(), 5);
-        let mut levels: Vec<u32> = victims.iter().map(|&(q, _)| d.q.lengths().len(q)).collect();
+        let mut levels: Vec<u32> = victims.iter().map(|&(q, _)| d.q.len(q) as u32).collect();
         levels.sort();
         assert_eq!(levels, vec![5, 6, 7, 8, 9]);
     }

@@ -6,29 +6,20 @@
 
 use std::collections::VecDeque;
 
-use crate::blocks::Fifos;
+use crate::blocks::{Fifos, PerQueue};
 use crate::Packet;
 
 /// No queue.
 const NIL: u32 = u32::MAX;
 
-/// The active queues form a circular doubly-linked ring (indices, no
-/// allocation per packet), so a queue emptied by a discard leaves the round
-/// in O(1) with its deficit reset, as the digest of seed 000 recommends
-/// (section 2.4): `remove`. A queue's links, deficit, quantum and ticket sit
-/// together (32 bytes, two queues to a cache line): serving or activating a
-/// queue touches one place, not one array per field.
-#[derive(Debug)]
-pub struct DrrRound {
-    head: u32,
-    slots: Vec<Member>,
-    next_ticket: u64,
-}
-
-/// A queue's place in the round. It is in the round iff `next` is not NIL
-/// (a ring of one links to itself).
+/// A queue's place in the round: its links, deficit, quantum and ticket
+/// together (32 bytes), so that serving or activating a queue touches one
+/// place, not one array per field. It is in the round iff `next` is not NIL
+/// (a ring of one links to itself). The caller keeps one per queue
+/// ([`PerQueue`]): [`DrrRound`] in a vector of its own, the DRR queue set
+/// in each queue's cache line with its FIFO and length.
 #[derive(Clone, Copy, Debug)]
-struct Member {
+pub struct Member {
     next: u32,
     prev: u32,
     deficit: u64,
@@ -40,7 +31,8 @@ struct Member {
 }
 
 impl Member {
-    fn idle(quantum: u64) -> Self {
+    /// A queue out of the round, with its quantum in bytes.
+    pub fn idle(quantum: u64) -> Self {
         Self {
             next: NIL,
             prev: NIL,
@@ -49,37 +41,63 @@ impl Member {
             ticket: 0,
         }
     }
-}
 
-impl DrrRound {
-    /// `count` queues with the same `quantum` in bytes.
-    pub fn new(count: usize, quantum: u64) -> Self {
-        Self::weighted(vec![quantum; count])
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.next != NIL
     }
 
-    /// One quantum per queue (WDRR: quanta proportional to weights).
-    pub fn weighted(quantum: Vec<u64>) -> Self {
+    /// The bytes the queue may still send: for the queue at the front, what
+    /// is left of its current visit; for any other queue in the round, its
+    /// next visit's quantum is already included. 0 for a queue not in the
+    /// round.
+    #[inline]
+    pub fn deficit(&self) -> u64 {
+        self.deficit
+    }
+
+    #[inline]
+    pub fn quantum(&self) -> u64 {
+        self.quantum
+    }
+
+    /// Where the queue stands in the service order (smaller is served
+    /// sooner), or `None` if it is not in the round.
+    #[inline]
+    pub fn ticket(&self) -> Option<u64> {
+        self.is_active().then_some(self.ticket)
+    }
+}
+
+/// The round itself: the active queues form a circular doubly-linked ring
+/// through the members (indices, no allocation per packet), so a queue
+/// emptied by a discard leaves the round in O(1) with its deficit reset, as
+/// the digest of seed 000 recommends (section 2.4): `remove`. The members
+/// are the caller's, passed to each operation.
+#[derive(Debug)]
+pub struct DrrRing {
+    head: u32,
+    next_ticket: u64,
+}
+
+impl Default for DrrRing {
+    fn default() -> Self {
         Self {
             head: NIL,
-            slots: quantum.into_iter().map(Member::idle).collect(),
             next_ticket: 0,
         }
     }
+}
 
-    /// Add one queue with its quantum; returns its number.
-    pub fn add_queue(&mut self, quantum: u64) -> usize {
-        self.slots.push(Member::idle(quantum));
-        self.slots.len() - 1
-    }
-
+impl DrrRing {
     /// Put queue `q` in the round if it is not there yet. Call after a packet
     /// joins an empty queue.
     #[inline]
-    pub fn activate(&mut self, q: usize) {
+    pub fn activate<M: PerQueue<Member> + ?Sized>(&mut self, members: &mut M, q: usize) {
         let q32 = q as u32;
         let head = self.head;
         let ticket = self.next_ticket;
-        let m = &mut self.slots[q];
+        let m = members.of_mut(q);
         if m.next != NIL {
             return;
         }
@@ -92,25 +110,20 @@ impl DrrRound {
             self.head = q32;
         } else {
             // The tail is the head's predecessor.
-            let t = self.slots[head as usize].prev;
-            let m = &mut self.slots[q];
+            let t = members.of(head as usize).prev;
+            let m = members.of_mut(q);
             m.prev = t;
             m.next = head;
-            self.slots[t as usize].next = q32;
-            self.slots[head as usize].prev = q32;
+            members.of_mut(t as usize).next = q32;
+            members.of_mut(head as usize).prev = q32;
         }
-    }
-
-    #[inline]
-    pub fn is_active(&self, q: usize) -> bool {
-        self.slots[q].next != NIL
     }
 
     /// Take queue `q` out of the round (its deficit is reset). Call when a
     /// discard empties it.
     #[inline]
-    pub fn remove(&mut self, q: usize) {
-        let m = &mut self.slots[q];
+    pub fn remove<M: PerQueue<Member> + ?Sized>(&mut self, members: &mut M, q: usize) {
+        let m = members.of_mut(q);
         let (p, n) = (m.prev, m.next);
         if n == NIL {
             return;
@@ -121,8 +134,8 @@ impl DrrRound {
         if n == q as u32 {
             self.head = NIL;
         } else {
-            self.slots[p as usize].next = n;
-            self.slots[n as usize].prev = p;
+            members.of_mut(p as usize).next = n;
+            members.of_mut(n as usize).prev = p;
             if self.head == q as u32 {
                 self.head = n;
             }
@@ -130,8 +143,14 @@ impl DrrRound {
     }
 
     /// Take the next packet by DRR, or `None` if every queue is empty.
-    /// Queues that empty leave the round.
-    pub fn next<P: Packet>(&mut self, queues: &mut impl Fifos<P>) -> Option<(usize, P)> {
+    /// Queues that empty leave the round. `queues` gives both the FIFOs and
+    /// the members.
+    #[inline]
+    pub fn next<P, Q>(&mut self, queues: &mut Q) -> Option<(usize, P)>
+    where
+        P: Packet,
+        Q: Fifos<P> + PerQueue<Member> + ?Sized,
+    {
         loop {
             if self.head == NIL {
                 return None;
@@ -139,28 +158,28 @@ impl DrrRound {
             let q = self.head as usize;
             let Some(head) = queues.head(q) else {
                 // Emptied from outside without `remove`.
-                self.remove(q);
+                self.remove(queues, q);
                 continue;
             };
             let size = head.size() as u64;
-            let deficit = &mut self.slots[q].deficit;
+            let deficit = &mut queues.of_mut(q).deficit;
             if size <= *deficit {
                 *deficit -= size;
                 let packet = queues.pop_front(q).expect("head exists");
                 if queues.is_empty(q) {
-                    self.remove(q);
+                    self.remove(queues, q);
                 }
                 return Some((q, packet));
             }
-            self.rotate_head(q);
+            self.rotate_head(queues, q);
         }
     }
 
     /// The head `q` spent its deficit: one more quantum, a new ticket, and
     /// it becomes the tail of the ring (the head moves on to its successor).
     #[inline]
-    fn rotate_head(&mut self, q: usize) {
-        let m = &mut self.slots[q];
+    fn rotate_head<M: PerQueue<Member> + ?Sized>(&mut self, members: &mut M, q: usize) {
+        let m = members.of_mut(q);
         m.deficit += m.quantum;
         m.ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -168,36 +187,130 @@ impl DrrRound {
     }
 
     /// The queue whose turn it is, if any.
+    #[inline]
     pub fn current(&self) -> Option<usize> {
         (self.head != NIL).then_some(self.head as usize)
-    }
-
-    /// The bytes queue `q` may still send: for the queue at the front, what
-    /// is left of its current visit; for any other queue in the round, its
-    /// next visit's quantum is already included. 0 for a queue not in the
-    /// round.
-    #[inline]
-    pub fn deficit(&self, q: usize) -> u64 {
-        self.slots[q].deficit
-    }
-
-    #[inline]
-    pub fn quantum(&self, q: usize) -> u64 {
-        self.slots[q].quantum
-    }
-
-    /// Where queue `q` stands in the service order (smaller is served
-    /// sooner), or `None` if it is not in the round.
-    #[inline]
-    pub fn ticket(&self, q: usize) -> Option<u64> {
-        let m = &self.slots[q];
-        (m.next != NIL).then_some(m.ticket)
     }
 
     /// The ticket the next queue to join the back of the ring will take.
     #[inline]
     pub fn next_ticket(&self) -> u64 {
         self.next_ticket
+    }
+}
+
+/// A DRR round with its members in a table of their own, over any FIFOs
+/// (MQFQ's).
+#[derive(Debug)]
+pub struct DrrRound {
+    ring: DrrRing,
+    members: Vec<Member>,
+}
+
+/// The FIFOs and the members of a [`DrrRound`], seen together by
+/// [`DrrRing::next`].
+struct WithMembers<'a, F> {
+    fifos: &'a mut F,
+    members: &'a mut [Member],
+}
+
+impl<P, F: Fifos<P>> Fifos<P> for WithMembers<'_, F> {
+    #[inline]
+    fn head(&self, q: usize) -> Option<&P> {
+        self.fifos.head(q)
+    }
+    #[inline]
+    fn pop_front(&mut self, q: usize) -> Option<P> {
+        self.fifos.pop_front(q)
+    }
+    #[inline]
+    fn is_empty(&self, q: usize) -> bool {
+        self.fifos.is_empty(q)
+    }
+}
+
+impl<F> PerQueue<Member> for WithMembers<'_, F> {
+    #[inline]
+    fn of(&self, q: usize) -> &Member {
+        &self.members[q]
+    }
+    #[inline]
+    fn of_mut(&mut self, q: usize) -> &mut Member {
+        &mut self.members[q]
+    }
+}
+
+impl DrrRound {
+    /// `count` queues with the same `quantum` in bytes.
+    pub fn new(count: usize, quantum: u64) -> Self {
+        Self::weighted(vec![quantum; count])
+    }
+
+    /// One quantum per queue (WDRR: quanta proportional to weights).
+    pub fn weighted(quantum: Vec<u64>) -> Self {
+        Self {
+            ring: DrrRing::default(),
+            members: quantum.into_iter().map(Member::idle).collect(),
+        }
+    }
+
+    /// Add one queue with its quantum; returns its number.
+    pub fn add_queue(&mut self, quantum: u64) -> usize {
+        self.members.push(Member::idle(quantum));
+        self.members.len() - 1
+    }
+
+    /// See [`DrrRing::activate`].
+    #[inline]
+    pub fn activate(&mut self, q: usize) {
+        self.ring.activate(&mut self.members[..], q);
+    }
+
+    #[inline]
+    pub fn is_active(&self, q: usize) -> bool {
+        self.members[q].is_active()
+    }
+
+    /// See [`DrrRing::remove`].
+    #[inline]
+    pub fn remove(&mut self, q: usize) {
+        self.ring.remove(&mut self.members[..], q);
+    }
+
+    /// See [`DrrRing::next`].
+    pub fn next<P: Packet>(&mut self, queues: &mut impl Fifos<P>) -> Option<(usize, P)> {
+        self.ring.next(&mut WithMembers {
+            fifos: queues,
+            members: &mut self.members,
+        })
+    }
+
+    /// The queue whose turn it is, if any.
+    pub fn current(&self) -> Option<usize> {
+        self.ring.current()
+    }
+
+    /// See [`Member::deficit`].
+    #[inline]
+    pub fn deficit(&self, q: usize) -> u64 {
+        self.members[q].deficit()
+    }
+
+    #[inline]
+    pub fn quantum(&self, q: usize) -> u64 {
+        self.members[q].quantum()
+    }
+
+    /// See [`Member::ticket`].
+    #[inline]
+    pub fn ticket(&self, q: usize) -> Option<u64> {
+        self.members[q].ticket()
+    }
+
+    /// The ticket the next queue to join the back of the ring will take.
+    #[inline]
+    pub fn next_ticket(&self) -> u64 {
+        self.ring.next_ticket()
     }
 
     /// End the front queue's visit now if its head no longer fits its
@@ -206,13 +319,12 @@ impl DrrRound {
     /// `active = active->next`: a queue that becomes active in between then
     /// joins behind the queue just served, as in ns-2 (MQFQ uses it).
     pub fn end_spent_visit<P: Packet>(&mut self, queues: &impl Fifos<P>) {
-        if self.head == NIL {
+        let Some(q) = self.ring.current() else {
             return;
-        }
-        let q = self.head as usize;
+        };
         if let Some(head) = queues.head(q) {
-            if head.size() as u64 > self.slots[q].deficit {
-                self.rotate_head(q);
+            if head.size() as u64 > self.members[q].deficit {
+                self.ring.rotate_head(&mut self.members[..], q);
             }
         }
     }

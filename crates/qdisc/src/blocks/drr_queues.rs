@@ -1,21 +1,93 @@
 //! The storage and scheduler every multi-queue discipline of seed 000 shares:
 //! a [`QueueMap`] (per-flow queues, buckets or Bloom distribution), the
-//! FIFOs ([`PooledQueues`]), the DRR round ([`DrrRound`]) and, for the
+//! FIFOs ([`PooledQueues`]), the DRR round ([`DrrRing`]) and, for the
 //! disciplines that look for the longest queue, the O(1) length table
-//! ([`QueueLengths`]). The discard policies (LQD, TDRR, QSDRR, DTDRR,
+//! ([`QueueLengths`]), with each queue's records of the three in one cache
+//! line ([`crate::blocks::PerQueue`]). The discard policies (LQD, TDRR, QSDRR, DTDRR,
 //! DSDRR) and WDRR differ only in what they do around it.
 //!
 //! The report states that its discard policies are not specific to DRR
 //! (digest 000, section 2.4): the scheduler here is DRR throughout.
 
-use crate::blocks::{DrrRound, FlowWeights, PooledQueues, QueueLengths, QueueMap};
+use crate::blocks::{
+    DrrRing, Fifo, Fifos, FlowWeights, Member, PerQueue, Place, PooledQueues, QueueLengths,
+    QueueMap,
+};
 use crate::{Backlog, Limit, Packet, Time};
+
+/// Everything the queue set keeps of one queue, in one cache line: its
+/// FIFO (24 bytes), its place in the DRR round (32) and its place in the
+/// length table (8). With many flows round robin serves a different queue
+/// at each packet, and each of a queue's records is then a cache miss:
+/// kept in three tables they were three misses (more when a record
+/// straddled two lines), here one. Disciplines without the length table
+/// leave its 8 bytes unused.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct QueueRecord {
+    fifo: Fifo,
+    member: Member,
+    place: Place,
+}
+
+const _: () = assert!(std::mem::size_of::<QueueRecord>() == 64);
+
+macro_rules! records_of {
+    ($($t:ty => $field:ident),*) => {$(
+        impl PerQueue<$t> for [QueueRecord] {
+            #[inline(always)]
+            fn of(&self, q: usize) -> &$t {
+                &self[q].$field
+            }
+            #[inline(always)]
+            fn of_mut(&mut self, q: usize) -> &mut $t {
+                &mut self[q].$field
+            }
+        }
+    )*};
+}
+records_of!(Fifo => fifo, Member => member, Place => place);
+
+/// The packet pool and the records, seen together as the FIFOs and the
+/// members of the DRR round ([`DrrRing::next`]).
+struct Served<'a, P> {
+    pool: &'a mut PooledQueues<P>,
+    records: &'a mut [QueueRecord],
+}
+
+impl<P: Packet> Fifos<P> for Served<'_, P> {
+    #[inline(always)]
+    fn head(&self, q: usize) -> Option<&P> {
+        self.pool.head(&self.records[q].fifo)
+    }
+    #[inline(always)]
+    fn pop_front(&mut self, q: usize) -> Option<P> {
+        self.pool.pop_front(&mut self.records[q].fifo)
+    }
+    #[inline(always)]
+    fn is_empty(&self, q: usize) -> bool {
+        self.records[q].fifo.is_empty()
+    }
+}
+
+impl<P> PerQueue<Member> for Served<'_, P> {
+    #[inline(always)]
+    fn of(&self, q: usize) -> &Member {
+        &self.records[q].member
+    }
+    #[inline(always)]
+    fn of_mut(&mut self, q: usize) -> &mut Member {
+        &mut self.records[q].member
+    }
+}
 
 #[derive(Debug)]
 pub struct DrrQueues<P> {
     map: QueueMap,
-    queues: PooledQueues<P>,
-    round: DrrRound,
+    /// One record per queue (FIFO, DRR member, length place).
+    records: Vec<QueueRecord>,
+    pool: PooledQueues<P>,
+    round: DrrRing,
     lengths: Option<QueueLengths>,
     quantum: u64,
     weights: Option<FlowWeights>,
@@ -28,11 +100,20 @@ impl<P: Packet> DrrQueues<P> {
         let n = map.queue_count();
         Self {
             map,
-            queues: PooledQueues::new(n),
-            round: DrrRound::new(n, quantum),
-            lengths: track_lengths.then(|| QueueLengths::new(n)),
+            records: vec![Self::empty_queue(quantum); n],
+            pool: PooledQueues::new(),
+            round: DrrRing::default(),
+            lengths: track_lengths.then(QueueLengths::new),
             quantum,
             weights: None,
+        }
+    }
+
+    fn empty_queue(quantum: u64) -> QueueRecord {
+        QueueRecord {
+            fifo: Fifo::EMPTY,
+            member: Member::idle(quantum),
+            place: Place::default(),
         }
     }
 
@@ -46,7 +127,7 @@ impl<P: Packet> DrrQueues<P> {
     #[inline]
     pub fn classify(&mut self, key: u64) -> usize {
         let q = self.map.classify(key);
-        if self.queues.count() <= q {
+        if self.records.len() <= q {
             self.add_queues(q, key);
         }
         q
@@ -55,37 +136,33 @@ impl<P: Packet> DrrQueues<P> {
     /// Queues up to `q` for the new flow `key` (once per flow).
     #[cold]
     fn add_queues(&mut self, q: usize, key: u64) {
-        while self.queues.count() <= q {
+        while self.records.len() <= q {
             let w = self.weights.as_ref().map_or(1, |w| w.get(key)) as u64;
-            self.queues.add_queue();
-            self.round.add_queue(self.quantum * w);
-            if let Some(l) = &mut self.lengths {
-                l.add_queue();
-            }
+            self.records.push(Self::empty_queue(self.quantum * w));
         }
     }
 
     /// Number of queues that exist now.
     #[inline]
     pub fn count(&self) -> usize {
-        self.queues.count()
+        self.records.len()
     }
 
     /// Write `packet` into queue `q` (from [`Self::classify`]).
     #[inline]
     pub fn push(&mut self, q: usize, packet: P) {
         self.map.enqueued(packet.flow_key());
-        self.queues.push_back(q, packet);
+        self.pool.push_back(&mut self.records[q].fifo, packet);
         if let Some(l) = &mut self.lengths {
-            l.inc(q);
+            l.inc(&mut self.records[..], q);
         }
-        self.round.activate(q);
+        self.round.activate(&mut self.records[..], q);
     }
 
     /// Take the packet at the front of queue `q` to discard it.
     #[inline]
     pub fn discard_front(&mut self, q: usize) -> Option<P> {
-        let p = self.queues.pop_front(q)?;
+        let p = self.pool.pop_front(&mut self.records[q].fifo)?;
         self.discarded(q, &p);
         Some(p)
     }
@@ -93,7 +170,7 @@ impl<P: Packet> DrrQueues<P> {
     /// Take the packet at the tail of queue `q` to discard it.
     #[inline]
     pub fn discard_back(&mut self, q: usize) -> Option<P> {
-        let p = self.queues.pop_back(q)?;
+        let p = self.pool.pop_back(&mut self.records[q].fifo)?;
         self.discarded(q, &p);
         Some(p)
     }
@@ -101,22 +178,25 @@ impl<P: Packet> DrrQueues<P> {
     #[inline]
     fn discarded(&mut self, q: usize, p: &P) {
         if let Some(l) = &mut self.lengths {
-            l.dec(q);
+            l.dec(&mut self.records[..], q);
         }
         self.map.left(p.flow_key(), false);
-        if self.queues.is_empty(q) {
+        if self.records[q].fifo.is_empty() {
             // Digest 000, section 2.4 [REC]: a queue emptied by a discard
             // leaves the active list with its deficit reset.
-            self.round.remove(q);
+            self.round.remove(&mut self.records[..], q);
         }
     }
 
     /// The next packet by DRR and its queue.
     #[inline]
     pub fn dequeue(&mut self) -> Option<(usize, P)> {
-        let (q, p) = self.round.next(&mut self.queues)?;
+        let (q, p) = self.round.next(&mut Served {
+            pool: &mut self.pool,
+            records: &mut self.records,
+        })?;
         if let Some(l) = &mut self.lengths {
-            l.dec(q);
+            l.dec(&mut self.records[..], q);
         }
         self.map.left(p.flow_key(), true);
         Some((q, p))
@@ -124,26 +204,27 @@ impl<P: Packet> DrrQueues<P> {
 
     #[inline]
     pub fn backlog(&self) -> Backlog {
-        self.queues.total()
+        self.pool.total()
     }
 
     /// Packets in queue `q`.
     #[inline]
     pub fn len(&self, q: usize) -> usize {
-        self.queues.len(q)
+        self.records[q].fifo.len()
     }
 
     #[inline]
     pub fn is_empty(&self, q: usize) -> bool {
-        self.queues.is_empty(q)
+        self.records[q].fifo.is_empty()
     }
 
     /// Queue `q`'s size in the unit of `limit` (packets or bytes).
     #[inline]
     pub fn size_in(&self, q: usize, limit: Limit) -> u64 {
+        let f = &self.records[q].fifo;
         match limit {
-            Limit::Packets(_) => self.queues.len(q) as u64,
-            Limit::Bytes(_) => self.queues.bytes(q),
+            Limit::Packets(_) => f.len() as u64,
+            Limit::Bytes(_) => f.bytes(),
         }
     }
 
@@ -151,6 +232,13 @@ impl<P: Packet> DrrQueues<P> {
     #[inline]
     pub fn lengths(&self) -> &QueueLengths {
         self.lengths.as_ref().expect("built with track_lengths")
+    }
+
+    /// Whether queue `q` is non-empty and strictly shorter than every other
+    /// non-empty queue (needs `track_lengths`).
+    #[inline]
+    pub fn is_strictly_shortest(&self, q: usize) -> bool {
+        self.lengths().is_strictly_shortest(&self.records[..], q)
     }
 
     pub fn map(&self) -> &QueueMap {

@@ -13,22 +13,32 @@
 //! Each bucket is a vector with swap-remove, so a random member (a random
 //! tie-break among equally long queues, digest 000 A-Q2) is also O(1).
 
+use crate::blocks::PerQueue;
 use crate::rng::Rng;
 
 /// No length: the list links use 0, which is never in the list (empty
 /// queues are not tracked).
 const NIL: u32 = 0;
 
+/// A queue's length and its index in its bucket (`members[len]`), side by
+/// side: 8 bytes per queue, which the caller keeps ([`PerQueue`]).
 #[derive(Clone, Copy, Debug, Default)]
-struct Place {
+pub struct Place {
     len: u32,
     pos: u32,
 }
 
+impl Place {
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+/// The buckets and the list of lengths; each queue's [`Place`] is the
+/// caller's, passed to the operations that read or move it.
 #[derive(Clone, Debug, Default)]
 pub struct QueueLengths {
-    /// Each queue's length and its index in `members[len]`, side by side.
-    at: Vec<Place>,
     /// Queues of each length (index 0 unused).
     members: Vec<Vec<u32>>,
     /// Next larger / smaller length present, or NIL.
@@ -40,29 +50,13 @@ pub struct QueueLengths {
 }
 
 impl QueueLengths {
-    pub fn new(count: usize) -> Self {
+    pub fn new() -> Self {
         Self {
-            at: vec![Place::default(); count],
             members: vec![Vec::new()],
             up: vec![NIL],
             down: vec![NIL],
             ..Default::default()
         }
-    }
-
-    /// Add one empty queue; returns its number.
-    pub fn add_queue(&mut self) -> usize {
-        self.at.push(Place::default());
-        self.at.len() - 1
-    }
-
-    pub fn count(&self) -> usize {
-        self.at.len()
-    }
-
-    #[inline]
-    pub fn len(&self, q: usize) -> u32 {
-        self.at[q].len
     }
 
     /// Number of non-empty queues.
@@ -120,15 +114,15 @@ impl QueueLengths {
     /// Whether `q` is non-empty and strictly shorter than every other
     /// non-empty queue (true if it is the only non-empty queue).
     #[inline]
-    pub fn is_strictly_shortest(&self, q: usize) -> bool {
-        let l = self.at[q].len;
+    pub fn is_strictly_shortest<A: PerQueue<Place> + ?Sized>(&self, at: &A, q: usize) -> bool {
+        let l = at.of(q).len;
         l > 0 && l == self.min && self.members[l as usize].len() == 1
     }
 
     /// Queue `q` grew by one packet.
     #[inline(always)]
-    pub fn inc(&mut self, q: usize) {
-        let l = self.at[q].len;
+    pub fn inc<A: PerQueue<Place> + ?Sized>(&mut self, at: &mut A, q: usize) {
+        let l = at.of(q).len;
         let n = l + 1;
         if self.members.len() <= n as usize {
             self.ensure(n);
@@ -141,15 +135,15 @@ impl QueueLengths {
         if l == 0 {
             self.non_empty += 1;
         } else {
-            self.leave(q, l);
+            self.leave(at, q, l);
         }
-        self.join(q, n);
+        self.join(at, q, n);
     }
 
     /// Queue `q` shrank by one packet. `q` must be non-empty.
     #[inline(always)]
-    pub fn dec(&mut self, q: usize) {
-        let l = self.at[q].len;
+    pub fn dec<A: PerQueue<Place> + ?Sized>(&mut self, at: &mut A, q: usize) {
+        let l = at.of(q).len;
         debug_assert!(l > 0, "dec of an empty queue");
         let n = l - 1;
         if n > 0 && self.members[n as usize].is_empty() {
@@ -157,12 +151,12 @@ impl QueueLengths {
             let below = self.down[l as usize];
             self.link_above(below, n);
         }
-        self.leave(q, l);
+        self.leave(at, q, l);
         if n == 0 {
-            self.at[q].len = 0;
+            at.of_mut(q).len = 0;
             self.non_empty -= 1;
         } else {
-            self.join(q, n);
+            self.join(at, q, n);
         }
     }
 
@@ -213,20 +207,21 @@ impl QueueLengths {
     }
 
     #[inline]
-    fn join(&mut self, q: usize, l: u32) {
+    fn join<A: PerQueue<Place> + ?Sized>(&mut self, at: &mut A, q: usize, l: u32) {
         let b = &mut self.members[l as usize];
-        self.at[q].pos = b.len() as u32;
+        let place = at.of_mut(q);
+        place.pos = b.len() as u32;
         b.push(q as u32);
-        self.at[q].len = l;
+        place.len = l;
     }
 
     #[inline(always)]
-    fn leave(&mut self, q: usize, l: u32) {
+    fn leave<A: PerQueue<Place> + ?Sized>(&mut self, at: &mut A, q: usize, l: u32) {
         let b = &mut self.members[l as usize];
-        let p = self.at[q].pos as usize;
+        let p = at.of(q).pos as usize;
         b.swap_remove(p);
         if let Some(&moved) = b.get(p) {
-            self.at[moved as usize].pos = p as u32;
+            at.of_mut(moved as usize).pos = p as u32;
         }
         if b.is_empty() {
             self.unlink(l);
@@ -240,44 +235,46 @@ mod tests {
 
     #[test]
     fn tracks_longest_and_shortest() {
-        let mut t = QueueLengths::new(3);
+        let mut t = QueueLengths::new();
+        let mut at = [Place::default(); 3];
         assert_eq!((t.max_len(), t.min_len(), t.longest()), (0, 0, None));
         for _ in 0..5 {
-            t.inc(0);
+            t.inc(&mut at[..], 0);
         }
-        t.inc(1);
+        t.inc(&mut at[..], 1);
         // Lengths 5, 1, 0.
         assert_eq!((t.max_len(), t.min_len()), (5, 1));
         assert_eq!(t.longest(), Some(0));
-        assert!(t.is_strictly_shortest(1));
-        assert!(!t.is_strictly_shortest(2)); // empty queues are never "shortest"
-        t.dec(1); // queue 1 empties: the shortest jumps from 1 to 5 in O(1)
+        assert!(t.is_strictly_shortest(&at[..], 1));
+        assert!(!t.is_strictly_shortest(&at[..], 2)); // empty queues are never "shortest"
+        t.dec(&mut at[..], 1); // queue 1 empties: the shortest jumps from 1 to 5 in O(1)
         assert_eq!((t.max_len(), t.min_len(), t.non_empty()), (5, 5, 1));
-        assert!(t.is_strictly_shortest(0)); // the only non-empty queue
-        t.inc(2);
-        t.inc(2);
-        t.inc(2);
-        t.inc(2);
-        t.inc(2); // 5, 0, 5: a tie
-        assert!(!t.is_strictly_shortest(0));
+        assert!(t.is_strictly_shortest(&at[..], 0)); // the only non-empty queue
+        t.inc(&mut at[..], 2);
+        t.inc(&mut at[..], 2);
+        t.inc(&mut at[..], 2);
+        t.inc(&mut at[..], 2);
+        t.inc(&mut at[..], 2); // 5, 0, 5: a tie
+        assert!(!t.is_strictly_shortest(&at[..], 0));
         assert_eq!(t.count_at(5), 2);
-        t.dec(2);
-        assert!(t.is_strictly_shortest(2));
+        t.dec(&mut at[..], 2);
+        assert!(t.is_strictly_shortest(&at[..], 2));
         assert_eq!(t.longest(), Some(0));
     }
 
     #[test]
     fn matches_a_scan_on_random_changes() {
         let mut rng = Rng::new(11);
-        let mut t = QueueLengths::new(8);
+        let mut t = QueueLengths::new();
+        let mut at = [Place::default(); 8];
         let mut model = [0u32; 8];
         for _ in 0..20_000 {
             let q = rng.below(8) as usize;
             if model[q] > 0 && rng.chance(0.5) {
-                t.dec(q);
+                t.dec(&mut at[..], q);
                 model[q] -= 1;
             } else {
-                t.inc(q);
+                t.inc(&mut at[..], q);
                 model[q] += 1;
             }
             let max = *model.iter().max().unwrap();
@@ -286,8 +283,8 @@ mod tests {
             assert_eq!(model[t.longest().map_or(0, |q| q)], max);
             let ties = model.iter().filter(|&&l| l == min && l > 0).count();
             for (q, &l) in model.iter().enumerate() {
-                assert_eq!(t.is_strictly_shortest(q), l > 0 && l == min && ties == 1);
-                assert_eq!(t.len(q), l);
+                assert_eq!(t.is_strictly_shortest(&at[..], q), l > 0 && l == min && ties == 1);
+                assert_eq!(at[q].len(), l);
             }
         }
     }

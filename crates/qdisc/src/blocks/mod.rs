@@ -4,7 +4,8 @@
 //! SFED's token buckets, the CoDel control loop, time-stamped packets,
 //! per-queue lengths with O(1) longest and shortest, an indexed heap, Bloom
 //! filters and the Bloom-filter flow distributor, the flow-to-queue map, and
-//! the DRR queue set the discard policies of seed 000 share.
+//! the DRR queue set the discard policies of seed 000 share (with each
+//! queue's FIFO, DRR and length records in one cache line, `per_queue`).
 
 pub mod bloom;
 pub mod bloom_balance;
@@ -16,6 +17,7 @@ pub mod flow_queues;
 pub mod hash;
 pub mod indexed_heap;
 pub mod lengths;
+pub mod per_queue;
 pub mod pooled_queues;
 pub mod queue_map;
 pub mod stamped;
@@ -24,14 +26,15 @@ pub mod token_buckets;
 pub use bloom::BloomFilters;
 pub use bloom_balance::{Balancing, BloomBalancer, BloomConfig};
 pub use codel::{CodelParams, CodelQueue, CodelVars, FlowHead};
-pub use drr::{DrrRound, SparseRound};
+pub use drr::{DrrRing, DrrRound, Member, SparseRound};
 pub use drr_queues::{ever_fits, free_space, DrrQueues};
 pub use ewma::Ewma;
 pub use flow_queues::{Fifos, FlowQueues};
 pub use hash::HashFamily;
 pub use indexed_heap::IndexedHeap;
-pub use lengths::QueueLengths;
-pub use pooled_queues::PooledQueues;
+pub use lengths::{Place, QueueLengths};
+pub use per_queue::PerQueue;
+pub use pooled_queues::{Fifo, PooledQueues};
 pub use queue_map::{FlowMap, FlowWeights, KeyHasher, QueueMap};
 pub use stamped::Stamped;
 pub use token_buckets::TokenBuckets;
