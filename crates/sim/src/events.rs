@@ -272,7 +272,7 @@ impl EventQueue {
                 // to direct scheduling. So the scheduling order of events at
                 // one time is kept in reverse, and a stable sort by time
                 // alone orders them exactly as (time, order) would.
-                self.current.sort_by_key(|e| Reverse(e.time));
+                sort_slot(&mut self.current, next);
                 self.ahead = if self.walk_ahead && self.on_wheel > 0 {
                     let n = next_set(&self.occupied, self.cursor);
                     self.pool.walk(&self.slots[(n & MASK) as usize])
@@ -350,6 +350,32 @@ impl EventQueue {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Sort a slot's events, as its bag gave them, latest first, keeping the
+/// bag's order among events at one time: a stable sort by time, done as an
+/// unstable sort of unique keys (the stable sort, merging with a scratch
+/// buffer, was 2.5% of the 50,000-flow backbone's run, whose slots hold
+/// dozens of events). All the events are in slot `slot`, so a time is its
+/// offset in the slot (`SLOT_BITS` bits), which goes in the high half of
+/// the key with the event's place in the bag below it; the times are put
+/// back after.
+fn sort_slot(events: &mut [Entry], slot: u64) {
+    if events.len() <= 16 {
+        // Few: insertion sort, the stable sort's own choice.
+        events.sort_by_key(|e| Reverse(e.time));
+        return;
+    }
+    let n = events.len() as u64;
+    for (i, e) in events.iter_mut().enumerate() {
+        debug_assert_eq!(e.time >> SLOT_BITS, slot);
+        // Earlier in the bag, higher key: first among equal times.
+        e.time = (e.time & ((1 << SLOT_BITS) - 1)) << 32 | (n - i as u64);
+    }
+    events.sort_unstable_by_key(|e| Reverse(e.time));
+    for e in events.iter_mut() {
+        e.time = slot << SLOT_BITS | e.time >> 32;
     }
 }
 
