@@ -29,8 +29,9 @@ pub struct Place {
 }
 
 impl Place {
+    /// The queue's length, in packets.
     #[inline]
-    pub fn len(&self) -> u32 {
+    pub fn packets(&self) -> u32 {
         self.len
     }
 }
@@ -284,7 +285,7 @@ mod tests {
             let ties = model.iter().filter(|&&l| l == min && l > 0).count();
             for (q, &l) in model.iter().enumerate() {
                 assert_eq!(t.is_strictly_shortest(&at[..], q), l > 0 && l == min && ties == 1);
-                assert_eq!(at[q].len(), l);
+                assert_eq!(at[q].packets(), l);
             }
         }
     }
