@@ -91,8 +91,9 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
-    /// The bytes at its start that tell whether a FIFO is empty, and its
-    /// front (what a caller fetches early for `fifo_front`).
+    /// The bytes at its start that tell whether a FIFO holds anything (what
+    /// a caller fetches early to know whether it must release started
+    /// copies).
     pub const FRONT_BYTES: usize = std::mem::size_of::<Discipline<P>>();
 
     pub fn name(&self) -> &'static str {
