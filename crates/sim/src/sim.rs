@@ -656,6 +656,9 @@ impl Simulation {
         }
     }
 
+    /// `packet` arrives at link `l` now. A reserving link (nearly every
+    /// arrival) is handled inline; a link that runs on events, apart.
+    #[inline(always)]
     fn enqueue(&mut self, l: usize, mut packet: SimPacket) {
         debug_assert!(
             !self.links[l].is_express(),
@@ -663,13 +666,19 @@ impl Simulation {
         );
         let now = self.now;
         packet.at = now;
-        let link = &mut self.links[l];
-        if link.reserves() {
+        if self.links[l].reserves() {
             if let Some(arrive) = self.reserve(l, &packet, now) {
                 self.enter_pipe(l, packet, arrive);
             }
-            return;
+        } else {
+            self.enqueue_on_events(l, packet);
         }
+    }
+
+    #[inline(never)]
+    fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
+        let now = self.now;
+        let link = &mut self.links[l];
         // An idle link behind an empty FIFO sends the packet at once: skip
         // the buffer (only when FIFOs run on events).
         if link.busy_until <= now && !link.tx_scheduled && link.qdisc.pass_through(&packet) {
