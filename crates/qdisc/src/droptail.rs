@@ -95,26 +95,43 @@ impl<P: Packet> DropTail<P> {
         buffer.queue.push_back(packet);
     }
 
-    /// The packet at the front leaves if `leaves` says so.
+    /// The packets at the front for which `leaves` holds leave, uncopied
+    /// (a reserving link's buffer holds copies whose departure was already
+    /// computed): returns how many, and their bytes.
     #[inline]
-    pub fn dequeue_if(
+    pub fn release_while(
         &mut self,
-        leaves: impl FnOnce(&P) -> bool,
+        leaves: impl Fn(&P) -> bool,
         verdicts: &mut Verdicts<P>,
-    ) -> Option<P> {
-        let buffer = self.buffer.as_mut()?;
-        if !leaves(buffer.queue.front()?) {
-            return None;
+    ) -> Backlog {
+        let mut left = Backlog {
+            packets: 0,
+            bytes: 0,
+        };
+        let Some(buffer) = self.buffer.as_mut() else {
+            return left;
+        };
+        while let Some(p) = buffer.queue.front().filter(|p| leaves(p)) {
+            left.packets += 1;
+            left.bytes += p.size() as u64;
+            buffer.queue.pop_front();
         }
-        let packet = buffer.queue.pop_front().expect("a front packet");
-        buffer.bytes -= packet.size() as u64;
-        if buffer.queue.is_empty() && buffer.queue.capacity() <= SMALL {
-            // A short burst (an access link in slow start) is over: give the
-            // memory back rather than keep it for every flow. A buffer that
-            // has held more (a bottleneck) keeps its allocation.
-            verdicts.spares.give(self.buffer.take().expect("just used"));
+        buffer.bytes -= left.bytes;
+        self.return_if_spent(verdicts);
+        left
+    }
+
+    /// A short burst (an access link in slow start) is over: give the
+    /// memory back rather than keep it for every flow. A buffer that has
+    /// held more (a bottleneck) keeps its allocation.
+    #[inline]
+    fn return_if_spent(&mut self, verdicts: &mut Verdicts<P>) {
+        if let Some(buffer) = self
+            .buffer
+            .take_if(|b| b.queue.is_empty() && b.queue.capacity() <= SMALL)
+        {
+            verdicts.spares.give(buffer);
         }
-        Some(packet)
     }
 }
 
@@ -134,7 +151,11 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     #[inline]
     fn dequeue(&mut self, _now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
-        self.dequeue_if(|_| true, verdicts)
+        let buffer = self.buffer.as_mut()?;
+        let packet = buffer.queue.pop_front()?;
+        buffer.bytes -= packet.size() as u64;
+        self.return_if_spent(verdicts);
+        Some(packet)
     }
 
     #[inline]

@@ -182,10 +182,9 @@ impl<P: Packet> Qdisc<P> {
         let Discipline::Fifo(fifo) = &mut self.discipline else {
             return;
         };
-        while let Some(p) = fifo.dequeue_if(&left, verdicts) {
-            self.stats.departures += 1;
-            self.stats.departure_bytes += p.size() as u64;
-        }
+        let released = fifo.release_while(left, verdicts);
+        self.stats.departures += released.packets;
+        self.stats.departure_bytes += released.bytes;
     }
 
     #[inline]

@@ -828,7 +828,10 @@ impl Simulation {
         if start > arrival || !link.qdisc.pass_through(packet) {
             let mut waiting = *packet;
             waiting.at = start;
-            if !link.qdisc.enqueue_fifo(waiting, arrival, &mut self.verdicts) {
+            if !link
+                .qdisc
+                .enqueue_fifo(waiting, arrival, &mut self.verdicts)
+            {
                 self.settle_drops();
                 return None;
             }

@@ -284,7 +284,10 @@ mod tests {
             assert_eq!(model[t.longest().map_or(0, |q| q)], max);
             let ties = model.iter().filter(|&&l| l == min && l > 0).count();
             for (q, &l) in model.iter().enumerate() {
-                assert_eq!(t.is_strictly_shortest(&at[..], q), l > 0 && l == min && ties == 1);
+                assert_eq!(
+                    t.is_strictly_shortest(&at[..], q),
+                    l > 0 && l == min && ties == 1
+                );
                 assert_eq!(at[q].packets(), l);
             }
         }
