@@ -999,22 +999,27 @@ impl Simulation {
         self.flush_outbox();
     }
 
-    /// Send what the transport state machines wrote, in their order. The
-    /// buffer is handed back afterwards so it is never reallocated.
+    /// Send what the transport state machines wrote, in their order.
+    /// Nearly always one packet (an ACK, or the segment an ACK clocks out):
+    /// sent inline, without moving the buffer. Either way the outbox is
+    /// empty before the first packet goes, as a zero-hop route would
+    /// deliver it, and its endpoint reply, at once.
+    #[inline(always)]
     fn flush_outbox(&mut self) {
-        // Nearly always one packet (an ACK, or the segment an ACK clocks
-        // out): sent without moving the buffer. Either way the outbox is
-        // empty before the first packet goes, as a zero-hop route would
-        // deliver it, and its endpoint reply, at once.
         match self.outbox.packets.len() {
-            0 => return,
+            0 => {}
             1 => {
                 let packet = self.outbox.packets.pop().expect("one packet");
                 self.inject(packet);
-                return;
             }
-            _ => {}
+            _ => self.flush_outbox_all(),
         }
+    }
+
+    /// `flush_outbox` for more than one packet. The buffer is handed back
+    /// afterwards so it is never reallocated.
+    #[inline(never)]
+    fn flush_outbox_all(&mut self) {
         let mut packets = std::mem::take(&mut self.outbox.packets);
         for packet in packets.drain(..) {
             self.inject(packet);
