@@ -641,7 +641,15 @@ impl Simulation {
     // ---- the network ------------------------------------------------------
 
     /// A host puts a packet on the first link of its route.
-    fn inject(&mut self, mut packet: SimPacket) {
+    #[inline(never)]
+    fn inject(&mut self, packet: SimPacket) {
+        self.inject_inline(packet);
+    }
+
+    /// `inject`, inlined where it is hottest: the one packet a host sends
+    /// in reply to one that reached it (`arrive_at_endpoint`).
+    #[inline(always)]
+    fn inject_inline(&mut self, mut packet: SimPacket) {
         self.ledger.injected += 1;
         self.ledger.peak_in_flight = self.ledger.peak_in_flight.max(self.ledger.in_flight());
         let flow = &self.flows[packet.flow as usize];
@@ -996,30 +1004,30 @@ impl Simulation {
                 }
             }
         }
-        self.flush_outbox();
+        self.flush_reply();
     }
 
-    /// Send what the transport state machines wrote, in their order.
-    /// Nearly always one packet (an ACK, or the segment an ACK clocks out):
-    /// sent inline, without moving the buffer. Either way the outbox is
-    /// empty before the first packet goes, as a zero-hop route would
-    /// deliver it, and its endpoint reply, at once.
+    /// Send the reply a packet reaching its host gave: nearly always one
+    /// packet (an ACK, or the segment an ACK clocks out), sent inline and
+    /// without moving the buffer.
     #[inline(always)]
-    fn flush_outbox(&mut self) {
-        match self.outbox.packets.len() {
-            0 => {}
-            1 => {
-                let packet = self.outbox.packets.pop().expect("one packet");
-                self.inject(packet);
-            }
-            _ => self.flush_outbox_all(),
+    fn flush_reply(&mut self) {
+        if self.outbox.packets.len() == 1 {
+            let packet = self.outbox.packets.pop().expect("one packet");
+            self.inject_inline(packet);
+        } else {
+            self.flush_outbox();
         }
     }
 
-    /// `flush_outbox` for more than one packet. The buffer is handed back
-    /// afterwards so it is never reallocated.
-    #[inline(never)]
-    fn flush_outbox_all(&mut self) {
+    /// Send what the transport state machines wrote, in their order. The
+    /// outbox is empty before the first packet goes, as a zero-hop route
+    /// would deliver it, and its endpoint reply, at once; the buffer is
+    /// handed back afterwards so it is never reallocated.
+    fn flush_outbox(&mut self) {
+        if self.outbox.packets.is_empty() {
+            return;
+        }
         let mut packets = std::mem::take(&mut self.outbox.packets);
         for packet in packets.drain(..) {
             self.inject(packet);
