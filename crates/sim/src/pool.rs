@@ -117,10 +117,26 @@ impl<T: Copy> Pool<T> {
         (list.head != NIL).then(|| &self.nodes[list.head as usize].item)
     }
 
-    /// The last item of `list`.
+    /// Append `item` to `list`, first giving the item it follows (if any)
+    /// to `ahead`; returns whether the list was empty.
     #[inline]
-    pub fn back_mut<'a>(&'a mut self, list: &List) -> Option<&'a mut T> {
-        (list.tail != NIL).then(|| &mut self.nodes[list.tail as usize].item)
+    pub fn push_back_after(
+        &mut self,
+        list: &mut List,
+        item: T,
+        ahead: impl FnOnce(&mut T),
+    ) -> bool {
+        let i = self.alloc(Node { item, next: NIL });
+        if list.tail == NIL {
+            list.head = i;
+            list.tail = i;
+            return true;
+        }
+        let last = &mut self.nodes[list.tail as usize];
+        ahead(&mut last.item);
+        last.next = i;
+        list.tail = i;
+        false
     }
 
     #[inline]
@@ -250,6 +266,24 @@ mod tests {
         assert!(a.is_empty());
         assert_eq!(pool.live(), 4);
         assert_eq!(pool.len(&b), 4);
+    }
+
+    #[test]
+    fn push_back_after_shows_the_item_ahead() {
+        let mut pool = Pool::default();
+        let mut list = List::default();
+        let mut seen = Vec::new();
+        for i in 0..3 {
+            let was_empty = pool.push_back_after(&mut list, (i, 0), |ahead| {
+                seen.push(ahead.0);
+                ahead.1 = i;
+            });
+            assert_eq!(was_empty, i == 0);
+        }
+        assert_eq!(seen, vec![0, 1]);
+        let items: Vec<_> = std::iter::from_fn(|| pool.pop_front(&mut list)).collect();
+        assert_eq!(items, vec![(0, 1), (1, 2), (2, 0)]);
+        assert!(pool.push_back_after(&mut list, (3, 0), |_| unreachable!("nothing ahead")));
     }
 
     #[test]

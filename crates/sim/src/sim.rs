@@ -759,13 +759,14 @@ impl Simulation {
             }
         }
         let link = &mut self.links[l];
-        match self.pipes.back_mut(&link.pipe) {
-            // The packet ahead keeps this one's arrival time, so that its
-            // own arrival schedules the next without reading a cold node.
-            Some(ahead) => ahead.at = arrive,
-            None => self.events.schedule(arrive, Event::PipeHead(l as u32)),
+        // The packet ahead keeps this one's arrival time, so that its own
+        // arrival schedules the next without reading a cold node.
+        if self
+            .pipes
+            .push_back_after(&mut link.pipe, packet, |ahead| ahead.at = arrive)
+        {
+            self.events.schedule(arrive, Event::PipeHead(l as u32));
         }
-        self.pipes.push_back(&mut link.pipe, packet);
     }
 
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
