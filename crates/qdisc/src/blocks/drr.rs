@@ -156,12 +156,11 @@ impl DrrRing {
                 return None;
             }
             let q = self.head as usize;
-            let Some(head) = queues.head(q) else {
+            let Some(size) = queues.head_size(q) else {
                 // Emptied from outside without `remove`.
                 self.remove(queues, q);
                 continue;
             };
-            let size = head.size() as u64;
             let deficit = &mut queues.of_mut(q).deficit;
             if size <= *deficit {
                 *deficit -= size;
@@ -218,6 +217,12 @@ impl<P, F: Fifos<P>> Fifos<P> for WithMembers<'_, F> {
     #[inline]
     fn head(&self, q: usize) -> Option<&P> {
         self.fifos.head(q)
+    }
+    fn head_size(&self, q: usize) -> Option<u64>
+    where
+        P: Packet,
+    {
+        self.fifos.head_size(q)
     }
     #[inline]
     fn pop_front(&mut self, q: usize) -> Option<P> {

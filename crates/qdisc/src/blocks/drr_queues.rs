@@ -61,6 +61,10 @@ impl<P: Packet> Fifos<P> for Served<'_, P> {
         self.pool.head(&self.records[q].fifo)
     }
     #[inline(always)]
+    fn head_size(&self, q: usize) -> Option<u64> {
+        self.records[q].fifo.head_size()
+    }
+    #[inline(always)]
     fn pop_front(&mut self, q: usize) -> Option<P> {
         self.pool.pop_front(&mut self.records[q].fifo)
     }

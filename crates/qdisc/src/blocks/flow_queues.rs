@@ -11,6 +11,16 @@ use crate::{Backlog, Packet};
 /// What a scheduler ([`crate::DrrRound`]) needs of a set of FIFOs.
 pub trait Fifos<P> {
     fn head(&self, q: usize) -> Option<&P>;
+    /// The size in bytes of the packet at the head of queue `q`: DRR's test
+    /// of a queue's deficit, which a FIFO that keeps it beside its counts
+    /// answers without reading the packet.
+    #[inline]
+    fn head_size(&self, q: usize) -> Option<u64>
+    where
+        P: Packet,
+    {
+        self.head(q).map(|p| p.size() as u64)
+    }
     fn pop_front(&mut self, q: usize) -> Option<P>;
     fn is_empty(&self, q: usize) -> bool;
 }

@@ -31,6 +31,11 @@ pub struct Fifo {
     head: u32,
     tail: u32,
     len: u32,
+    /// The head packet's size (in what was padding): DRR tests a queue's
+    /// deficit against it, and a queue whose visit ends (nearly every
+    /// visit, with a quantum of one packet) is then sent to the back
+    /// without its head slot being read, a cache miss with many queues.
+    head_size: u32,
     bytes: u64,
 }
 
@@ -39,6 +44,7 @@ impl Fifo {
         head: NIL,
         tail: NIL,
         len: 0,
+        head_size: 0,
         bytes: 0,
     };
 
@@ -55,6 +61,12 @@ impl Fifo {
     #[inline]
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The size of the packet at the head, if any.
+    #[inline]
+    pub fn head_size(&self) -> Option<u64> {
+        (self.head != NIL).then_some(self.head_size as u64)
     }
 }
 
@@ -82,6 +94,10 @@ struct Slot<P> {
     packet: Option<P>,
     next: u32,
     prev: u32,
+    /// The size of the packet in `next` (when this slot is queued and not
+    /// the tail): the new head's size, known when this one is popped
+    /// without reading the new head's slot.
+    next_size: u32,
 }
 
 /// The pool of packet slots and the totals; each queue's [`Fifo`] is the
@@ -148,6 +164,7 @@ impl<P: Packet> PooledQueues<P> {
                 packet: Some(packet),
                 next: NIL,
                 prev: tail,
+                next_size: 0,
             });
             (self.slots.len() - 1) as u32
         } else {
@@ -158,14 +175,18 @@ impl<P: Packet> PooledQueues<P> {
                 packet: Some(packet),
                 next: NIL,
                 prev: tail,
+                next_size: 0,
             };
             s
         };
         f.tail = s;
         if tail == NIL {
             f.head = s;
+            f.head_size = size as u32;
         } else {
-            self.slots[tail as usize].next = s;
+            let before = &mut self.slots[tail as usize];
+            before.next = s;
+            before.next_size = size as u32;
         }
     }
 
@@ -175,8 +196,10 @@ impl<P: Packet> PooledQueues<P> {
         if s == NIL {
             return None;
         }
-        let next = self.slots[s as usize].next;
+        let slot = &self.slots[s as usize];
+        let next = slot.next;
         f.head = next;
+        f.head_size = slot.next_size;
         if next == NIL {
             f.tail = NIL;
         }
@@ -254,6 +277,7 @@ mod tests {
                 _ => assert_eq!(q.pop_back(&mut f[n]), model[n].pop_back()),
             }
             assert_eq!(q.head(&f[n]), model[n].front());
+            assert_eq!(f[n].head_size(), model[n].front().map(|p| p.size() as u64));
             assert_eq!(q.tail(&f[n]), model[n].back());
             assert_eq!(f[n].len(), model[n].len());
             assert_eq!(f[n].is_empty(), model[n].is_empty());
