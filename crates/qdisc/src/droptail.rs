@@ -2,6 +2,7 @@
 //! ns-2/ns-3 `DropTail`. The baseline every seed compares against.
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
@@ -10,7 +11,44 @@ pub struct DropTail<P> {
     /// network (every access link) never hold one, and an empty `VecDeque`
     /// with its byte count would cost them 40 bytes each.
     buffer: Option<Box<Buffer<P>>>,
-    limit: Limit,
+    limit: PackedLimit,
+}
+
+/// A [`Limit`] in 8 bytes that are never zero. A FIFO is then 16 bytes
+/// with a niche, which tells `Qdisc` a FIFO from a boxed discipline
+/// without a tag of its own: what lets a link's pass-through state fit one
+/// cache line (the simulator's `Link`).
+#[derive(Clone, Copy)]
+struct PackedLimit(NonZeroU64);
+
+impl PackedLimit {
+    /// The limit counts bytes (else packets).
+    const BYTES: u64 = 1;
+    /// Set in every packed limit, so that none is zero.
+    const SET: u64 = 2;
+    /// The largest limit kept as it is. A larger one is as good as no
+    /// limit (no buffer reaches 2^62 packets or bytes) and is kept as this.
+    const MAX: u64 = (1 << 62) - 1;
+
+    fn new(limit: Limit) -> Self {
+        let (max, unit) = match limit {
+            Limit::Packets(max) => (max, 0),
+            Limit::Bytes(max) => (max, Self::BYTES),
+        };
+        let packed = max.min(Self::MAX) << 2 | Self::SET | unit;
+        Self(NonZeroU64::new(packed).expect("SET is never zero"))
+    }
+
+    #[inline]
+    fn get(self) -> Limit {
+        let packed = self.0.get();
+        let max = packed >> 2;
+        if packed & Self::BYTES != 0 {
+            Limit::Bytes(max)
+        } else {
+            Limit::Packets(max)
+        }
+    }
 }
 
 /// Buffers of at most this capacity are given back when they empty.
@@ -73,7 +111,7 @@ impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self {
             buffer: None,
-            limit,
+            limit: PackedLimit::new(limit),
         }
     }
 
@@ -84,7 +122,7 @@ impl<P: Packet> DropTail<P> {
 
     #[inline]
     pub fn admits(&self, packet: &P) -> bool {
-        self.limit.admits(self.backlog(), packet.size())
+        self.limit.get().admits(self.backlog(), packet.size())
     }
 
     /// Queue a packet the FIFO admits (`admits`).
@@ -149,5 +187,23 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
                 bytes: 0,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PackedLimit;
+    use crate::Limit;
+
+    #[test]
+    fn a_packed_limit_reads_back() {
+        for max in [0, 1, 565, 1 << 40, PackedLimit::MAX] {
+            for limit in [Limit::Packets(max), Limit::Bytes(max)] {
+                assert_eq!(PackedLimit::new(limit).get(), limit);
+            }
+        }
+        // Past 2^62, as good as no limit.
+        let unlimited = PackedLimit::new(Limit::Bytes(u64::MAX)).get();
+        assert_eq!(unlimited, Limit::Bytes(PackedLimit::MAX));
     }
 }
