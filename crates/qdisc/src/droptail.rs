@@ -39,7 +39,19 @@ impl PackedLimit {
         Self(NonZeroU64::new(packed).expect("SET is never zero"))
     }
 
+    /// `Limit::admits`, without unpacking the limit first.
     #[inline]
+    fn admits(self, backlog: Backlog, size: u32) -> bool {
+        let packed = self.0.get();
+        let max = packed >> 2;
+        if packed & Self::BYTES != 0 {
+            backlog.bytes + size as u64 <= max
+        } else {
+            backlog.packets < max
+        }
+    }
+
+    #[cfg(test)]
     fn get(self) -> Limit {
         let packed = self.0.get();
         let max = packed >> 2;
@@ -122,7 +134,7 @@ impl<P: Packet> DropTail<P> {
 
     #[inline]
     pub fn admits(&self, packet: &P) -> bool {
-        self.limit.get().admits(self.backlog(), packet.size())
+        self.limit.admits(self.backlog(), packet.size())
     }
 
     /// Queue a packet the FIFO admits (`admits`).
@@ -193,13 +205,19 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 #[cfg(test)]
 mod tests {
     use super::PackedLimit;
-    use crate::Limit;
+    use crate::{Backlog, Limit};
 
     #[test]
     fn a_packed_limit_reads_back() {
-        for max in [0, 1, 565, 1 << 40, PackedLimit::MAX] {
+        let backlogs = [(0, 0), (0, 999), (1, 1000), (564, 564_000), (565, 565_000)];
+        for max in [0, 1, 565, 1000, 1 << 40, PackedLimit::MAX] {
             for limit in [Limit::Packets(max), Limit::Bytes(max)] {
-                assert_eq!(PackedLimit::new(limit).get(), limit);
+                let packed = PackedLimit::new(limit);
+                assert_eq!(packed.get(), limit);
+                for (packets, bytes) in backlogs {
+                    let b = Backlog { packets, bytes };
+                    assert_eq!(packed.admits(b, 1), limit.admits(b, 1), "{limit:?} {b:?}");
+                }
             }
         }
         // Past 2^62, as good as no limit.

@@ -45,6 +45,16 @@ struct Passed {
     bytes: u32,
 }
 
+impl Passed {
+    /// Add these and one more packet of `size` bytes to `counters`.
+    #[cold]
+    fn empty_into(&mut self, counters: &mut QdiscCounters, size: u32) {
+        let (packets, bytes) = (self.packets as u64 + 1, self.bytes as u64 + size as u64);
+        counters.totals.count_passed(packets, bytes);
+        *self = Passed::default();
+    }
+}
+
 /// Call a method of whichever discipline is inside, statically for a FIFO.
 macro_rules! each {
     (&mut $discipline:expr, $d:ident => $call:expr) => {
@@ -170,11 +180,16 @@ impl<P: Packet> Qdisc<P> {
 
     /// Let an arrival through when the discipline is an empty FIFO that
     /// admits it and the caller will transmit it at once: the packet is
-    /// counted in and out (in the `Qdisc` itself: `counters` are written
-    /// only every 4 GB) as `enqueue` then `dequeue` would count it, without
-    /// touching the buffer. Returns false, having done nothing, otherwise.
+    /// counted in and out as `enqueue` then `dequeue` would count it,
+    /// without touching the buffer. Returns false, having done nothing,
+    /// otherwise. Counted in the `Qdisc` itself: `counters` are asked for
+    /// only when its 32-bit counts are full, every 4 GB.
     #[inline]
-    pub fn pass_through(&mut self, counters: &mut QdiscCounters, packet: &P) -> bool {
+    pub fn pass_through<'c>(
+        &mut self,
+        packet: &P,
+        counters: impl FnOnce() -> &'c mut QdiscCounters,
+    ) -> bool {
         let Discipline::Fifo(fifo) = &self.discipline else {
             return false;
         };
@@ -184,12 +199,7 @@ impl<P: Packet> Qdisc<P> {
         let p = &mut self.passed;
         match (p.packets.checked_add(1), p.bytes.checked_add(packet.size())) {
             (Some(packets), Some(bytes)) => *p = Passed { packets, bytes },
-            _ => {
-                let (packets, bytes) =
-                    (p.packets as u64 + 1, p.bytes as u64 + packet.size() as u64);
-                counters.totals.count_passed(packets, bytes);
-                *p = Passed::default();
-            }
+            _ => p.empty_into(counters(), packet.size()),
         }
         true
     }
@@ -371,7 +381,7 @@ mod tests {
         let mut counters = QdiscCounters::default();
         let big = 1 << 31;
         for seq in 0..3 {
-            assert!(q.pass_through(&mut counters, &TestPacket::new(1, seq, big)));
+            assert!(q.pass_through(&TestPacket::new(1, seq, big), || &mut counters));
         }
         let s = q.stats(&counters);
         assert_eq!((s.arrivals, s.departures, s.peak_packets), (3, 3, 1));

@@ -673,14 +673,17 @@ impl Simulation {
         }
         // An idle link behind an empty FIFO sends the packet at once: skip
         // the buffer (only when FIFOs run on events).
-        let counters = &mut self.link_records[l].counters;
+        let records = &mut self.link_records;
         if link.busy_until <= now
             && !link.tx_scheduled
-            && link.qdisc.pass_through(counters, &packet)
+            && link
+                .qdisc
+                .pass_through(&packet, || &mut records[l].counters)
         {
             self.send(l, packet);
             return;
         }
+        let counters = &mut self.link_records[l].counters;
         link.qdisc
             .enqueue(counters, packet, now, &mut self.verdicts);
         self.settle_drops();
@@ -802,8 +805,10 @@ impl Simulation {
         // An idle transmitter behind an empty FIFO (every access link,
         // nearly always) starts the packet at once: inline, without a look
         // at the buffer.
-        let counters = &mut self.link_records[l].counters;
-        let start = if link.busy_until <= arrival && link.qdisc.pass_through(counters, packet) {
+        let records = &mut self.link_records;
+        let start = if link.busy_until <= arrival
+            && (link.qdisc).pass_through(packet, || &mut records[l].counters)
+        {
             arrival
         } else {
             self.wait(l, packet, arrival)?
@@ -825,7 +830,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
         let counters = &mut self.link_records[l].counters;
-        if start > arrival || !link.qdisc.pass_through(counters, packet) {
+        if start > arrival || !link.qdisc.pass_through(packet, || &mut *counters) {
             let mut waiting = *packet;
             waiting.at = start;
             if !link
