@@ -28,6 +28,9 @@ enum Discipline<P: Packet> {
     Boxed(Box<Boxed<P>>),
 }
 
+/// Any discipline but the FIFO: the trait object's fat pointer lives here,
+/// so that `Discipline` holds a thin one (a pointer more to follow, for
+/// the few links that are not FIFOs, which stay in the caches).
 struct Boxed<P: Packet> {
     discipline: Box<dyn QueueDiscipline<P> + Send>,
     /// [`QueueDiscipline::has_clock`], asked once: most have none, and

@@ -17,9 +17,12 @@ use crate::Time;
 /// [`LinkRecord`].
 ///
 /// 64 bytes on a 64-byte boundary (asserted below).
+///
 /// The results free the links whole, not a chunk at a time as the other
 /// arenas: the standard allocator cannot shrink an over-aligned block in
-/// place, and copying it for each chunk would cost more than it frees.
+/// place, and copying it for each chunk would cost more than it frees
+/// (1,000,000 flows: the core's peak RSS 1.08 -> 1.31 GB; through Python
+/// the run's peak is later and unchanged, docs/performance.md).
 #[repr(C, align(64))]
 pub struct Link {
     /// Packets propagating, with their arrival time at the far end: a list
