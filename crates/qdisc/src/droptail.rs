@@ -2,6 +2,7 @@
 //! ns-2/ns-3 `DropTail`. The baseline every seed compares against.
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
@@ -10,7 +11,56 @@ pub struct DropTail<P> {
     /// network (every access link) never hold one, and an empty `VecDeque`
     /// with its byte count would cost them 40 bytes each.
     buffer: Option<Box<Buffer<P>>>,
-    limit: Limit,
+    limit: PackedLimit,
+}
+
+/// A [`Limit`] in 8 bytes that are never zero. A FIFO is then 16 bytes
+/// with a niche, which tells `Qdisc` a FIFO from a boxed discipline
+/// without a tag of its own: what lets a link's pass-through state fit one
+/// cache line (the simulator's `Link`).
+#[derive(Clone, Copy)]
+struct PackedLimit(NonZeroU64);
+
+impl PackedLimit {
+    /// The limit counts bytes (else packets).
+    const BYTES: u64 = 1;
+    /// Set in every packed limit, so that none is zero.
+    const SET: u64 = 2;
+    /// The largest limit kept as it is. A larger one is as good as no
+    /// limit (no buffer reaches 2^62 packets or bytes) and is kept as this.
+    const MAX: u64 = (1 << 62) - 1;
+
+    fn new(limit: Limit) -> Self {
+        let (max, unit) = match limit {
+            Limit::Packets(max) => (max, 0),
+            Limit::Bytes(max) => (max, Self::BYTES),
+        };
+        let packed = max.min(Self::MAX) << 2 | Self::SET | unit;
+        Self(NonZeroU64::new(packed).expect("SET is never zero"))
+    }
+
+    /// `Limit::admits`, without unpacking the limit first.
+    #[inline]
+    fn admits(self, backlog: Backlog, size: u32) -> bool {
+        let packed = self.0.get();
+        let max = packed >> 2;
+        if packed & Self::BYTES != 0 {
+            backlog.bytes + size as u64 <= max
+        } else {
+            backlog.packets < max
+        }
+    }
+
+    #[cfg(test)]
+    fn get(self) -> Limit {
+        let packed = self.0.get();
+        let max = packed >> 2;
+        if packed & Self::BYTES != 0 {
+            Limit::Bytes(max)
+        } else {
+            Limit::Packets(max)
+        }
+    }
 }
 
 /// Buffers of at most this capacity are given back when they empty.
@@ -73,7 +123,7 @@ impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self {
             buffer: None,
-            limit,
+            limit: PackedLimit::new(limit),
         }
     }
 
@@ -170,5 +220,29 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
                 bytes: 0,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PackedLimit;
+    use crate::{Backlog, Limit};
+
+    #[test]
+    fn a_packed_limit_reads_back() {
+        let backlogs = [(0, 0), (0, 999), (1, 1000), (564, 564_000), (565, 565_000)];
+        for max in [0, 1, 565, 1000, 1 << 40, PackedLimit::MAX] {
+            for limit in [Limit::Packets(max), Limit::Bytes(max)] {
+                let packed = PackedLimit::new(limit);
+                assert_eq!(packed.get(), limit);
+                for (packets, bytes) in backlogs {
+                    let b = Backlog { packets, bytes };
+                    assert_eq!(packed.admits(b, 1), limit.admits(b, 1), "{limit:?} {b:?}");
+                }
+            }
+        }
+        // Past 2^62, as good as no limit.
+        let unlimited = PackedLimit::new(Limit::Bytes(u64::MAX)).get();
+        assert_eq!(unlimited, Limit::Bytes(PackedLimit::MAX));
     }
 }

@@ -20,10 +20,10 @@
 //!   counted with [`Verdicts::mark`].
 //!
 //! Accounting is done once, for every discipline, by [`Qdisc`], which wraps a
-//! discipline and keeps [`QdiscStats`]: arrivals = departures + drops + backlog
-//! holds at every instant, and the bytes written into the buffer and dropped
-//! later (seed 000, chapter 6) are counted apart from arrivals refused at the
-//! door.
+//! discipline and keeps its [`QdiscCounters`] (reported as [`QdiscStats`]):
+//! arrivals = departures + drops + backlog holds at every instant, and the
+//! bytes written into the buffer and dropped later (seed 000, chapter 6) are
+//! counted apart from arrivals refused at the door.
 
 pub mod blocks;
 mod blue;
@@ -72,7 +72,7 @@ pub use sfb::{Sfb, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
 pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
 pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS};
-pub use stats::{DropReason, LossStats, QdiscStats};
+pub use stats::{DropReason, LossStats, QdiscCounters, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 
 pub use ared::{Ared, AredParams};

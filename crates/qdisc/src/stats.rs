@@ -33,9 +33,21 @@ impl DropReason {
     }
 }
 
-/// Counters every discipline has, kept by [`crate::Qdisc`].
+/// Counters every discipline has, kept by [`crate::Qdisc`] in memory its
+/// caller holds apart from it: a packet let through an idle FIFO, the most
+/// common passage by far, is counted in the `Qdisc` itself and touches
+/// none of these. Read through [`crate::Qdisc::stats`], which adds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QdiscStats {
+pub struct QdiscCounters {
+    pub(crate) totals: Totals,
+    /// Allocated at the first drop or mark: most queues (every access link
+    /// of a dumbbell, one per flow) never drop or mark, and their 96 bytes
+    /// were a tenth of a flow's memory.
+    losses: Option<Box<LossStats>>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
     pub arrivals: u64,
     pub arrival_bytes: u64,
     pub departures: u64,
@@ -43,10 +55,32 @@ pub struct QdiscStats {
     /// Largest backlog seen, in packets. (In bytes it was reported
     /// nowhere, and took 8 bytes in every queue of a network.)
     pub peak_packets: u64,
-    /// Allocated at the first drop or mark: most queues (every access link
-    /// of a dumbbell, one per flow) never drop or mark, and their 96 bytes
-    /// were a tenth of a flow's memory.
-    losses: Option<Box<LossStats>>,
+}
+
+impl Totals {
+    /// `packets` of `bytes` in all, each counted in and out at once.
+    pub fn count_passed(&mut self, packets: u64, bytes: u64) {
+        self.arrivals += packets;
+        self.arrival_bytes += bytes;
+        self.departures += packets;
+        self.departure_bytes += bytes;
+        if packets > 0 {
+            self.peak_packets = self.peak_packets.max(1);
+        }
+    }
+}
+
+/// What a queue has counted: its [`QdiscCounters`] with the packets it let
+/// through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QdiscStats<'a> {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    /// Largest backlog seen, in packets.
+    pub peak_packets: u64,
+    losses: &'a LossStats,
 }
 
 /// Drops and marks.
@@ -72,14 +106,31 @@ static NO_LOSSES: LossStats = LossStats {
     mark_bytes: 0,
 };
 
-impl QdiscStats {
-    /// Drops and marks (all zero if there were none).
-    pub fn losses(&self) -> &LossStats {
-        self.losses.as_deref().unwrap_or(&NO_LOSSES)
-    }
-
+impl QdiscCounters {
     pub(crate) fn losses_mut(&mut self) -> &mut LossStats {
         self.losses.get_or_insert_with(Default::default)
+    }
+}
+
+impl<'a> QdiscStats<'a> {
+    /// `counters`, and `passed_packets` of `passed_bytes` in all let
+    /// through.
+    pub(crate) fn new(counters: &'a QdiscCounters, passed_packets: u64, passed_bytes: u64) -> Self {
+        let mut t = counters.totals;
+        t.count_passed(passed_packets, passed_bytes);
+        Self {
+            arrivals: t.arrivals,
+            arrival_bytes: t.arrival_bytes,
+            departures: t.departures,
+            departure_bytes: t.departure_bytes,
+            peak_packets: t.peak_packets,
+            losses: counters.losses.as_deref().unwrap_or(&NO_LOSSES),
+        }
+    }
+
+    /// Drops and marks (all zero if there were none).
+    pub fn losses(&self) -> &'a LossStats {
+        self.losses
     }
 
     pub fn total_drops(&self) -> u64 {

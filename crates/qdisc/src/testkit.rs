@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-use crate::{Ecn, Limit, Packet, Qdisc, QueueDiscipline, Time, TrafficClass, Verdicts};
+use crate::{
+    Ecn, Limit, Packet, Qdisc, QdiscCounters, QueueDiscipline, Time, TrafficClass, Verdicts,
+};
 
 /// A packet for tests: a flow, a per-flow sequence number, a size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +92,7 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
     promises: Promises,
 ) -> Outcome {
     let mut q = Qdisc::new(Box::new(discipline));
+    let mut counters = QdiscCounters::default();
     let mut verdicts = Verdicts::new();
     let mut now: Time = 0;
     let mut next_seq: HashMap<u64, u64> = HashMap::new();
@@ -97,33 +100,36 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
     let mut seen: std::collections::HashSet<(u64, u64)> = Default::default();
     let mut out = Outcome::default();
 
-    let mut settle =
-        |q: &mut Qdisc<TestPacket>, verdicts: &mut Verdicts<TestPacket>, out: &mut Outcome| {
-            verdicts.drain(|d| {
-                assert!(
-                    seen.insert((d.packet.flow, d.packet.seq)),
-                    "packet reported twice: {:?}",
-                    d.packet
-                );
-                out.dropped
-                    .push((d.packet.flow, d.packet.seq, d.reason as u8, d.buffered));
-            });
-            q.check_conservation().unwrap_or_else(|e| panic!("{e}"));
+    let mut settle = |q: &Qdisc<TestPacket>,
+                      counters: &QdiscCounters,
+                      verdicts: &mut Verdicts<TestPacket>,
+                      out: &mut Outcome| {
+        verdicts.drain(|d| {
             assert!(
-                q.says_its_clock(),
-                "{} asks to be woken but does not say it has a clock (has_clock)",
-                q.name()
+                seen.insert((d.packet.flow, d.packet.seq)),
+                "packet reported twice: {:?}",
+                d.packet
             );
-            if let Some(limit) = promises.limit {
-                assert!(
-                    !limit.exceeded_by(q.backlog()),
-                    "{}: backlog {:?} over {:?}",
-                    q.name(),
-                    q.backlog(),
-                    limit
-                );
-            }
-        };
+            out.dropped
+                .push((d.packet.flow, d.packet.seq, d.reason as u8, d.buffered));
+        });
+        q.check_conservation(counters)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            q.says_its_clock(),
+            "{} asks to be woken but does not say it has a clock (has_clock)",
+            q.name()
+        );
+        if let Some(limit) = promises.limit {
+            assert!(
+                !limit.exceeded_by(q.backlog()),
+                "{}: backlog {:?} over {:?}",
+                q.name(),
+                q.backlog(),
+                limit
+            );
+        }
+    };
 
     let mut depart = |p: TestPacket, out: &mut Outcome| {
         if promises.per_flow_order {
@@ -154,16 +160,16 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
                 let mut p = TestPacket::new(flow, *seq, size);
                 p.class = class;
                 *seq += 1;
-                q.enqueue(p, now, &mut verdicts);
+                q.enqueue(&mut counters, p, now, &mut verdicts);
             }
             Op::Depart { dt } => {
                 now += dt;
-                if let Some(p) = q.dequeue(now, &mut verdicts) {
+                if let Some(p) = q.dequeue(&mut counters, now, &mut verdicts) {
                     depart(p, &mut out);
                 }
             }
         }
-        settle(&mut q, &mut verdicts, &mut out);
+        settle(&q, &counters, &mut verdicts, &mut out);
     }
     // Drain: a work-conserving discipline empties; one with a clock is given
     // its wake-up times.
@@ -171,11 +177,11 @@ pub fn run_trace<Q: QueueDiscipline<TestPacket> + Send + 'static>(
     while q.backlog().packets > 0 && guard < 10_000_000 {
         guard += 1;
         now = q.next_wakeup().map_or(now + 1_000, |t| t.max(now + 1));
-        q.wakeup(now, &mut verdicts);
-        if let Some(p) = q.dequeue(now, &mut verdicts) {
+        q.wakeup(&mut counters, now, &mut verdicts);
+        if let Some(p) = q.dequeue(&mut counters, now, &mut verdicts) {
             depart(p, &mut out);
         }
-        settle(&mut q, &mut verdicts, &mut out);
+        settle(&q, &counters, &mut verdicts, &mut out);
     }
     out.left = q.backlog().packets;
     assert_eq!(out.left, 0, "{} did not drain", q.name());

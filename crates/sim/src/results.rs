@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use aqmlab_qdisc::DropReason;
+use aqmlab_qdisc::{DropReason, QdiscStats};
 
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
 use crate::names::Names;
@@ -225,6 +225,12 @@ struct Row<'a> {
     delays: Option<&'a DelayHistogram>,
 }
 
+impl<'a> Row<'a> {
+    fn stats(&self) -> QdiscStats<'a> {
+        self.link.qdisc.stats(&self.record.counters)
+    }
+}
+
 /// A link's value in one column.
 type Of<T> = Box<dyn Fn(&Row) -> T>;
 
@@ -267,8 +273,8 @@ impl Cell {
 const ROWS_PER_CHUNK: usize = 1 << 16;
 
 /// Consumes the links: rows are written from the last link back and the
-/// links freed a chunk at a time, so that the links and the table they
-/// become (each about 250 B a link) are never both whole.
+/// links' records freed a chunk at a time, so that they and the table they
+/// become (about 250 B a link) are never both whole.
 fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table {
     let mut links = std::mem::take(&mut sim.links);
     let mut records = std::mem::take(&mut sim.link_records);
@@ -288,70 +294,55 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
             "monitored".into(),
             Cell::Bool(Box::new(|r| r.link.is_monitored())),
         ),
-        (
-            "arrivals".into(),
-            u64_cell(|r| r.link.qdisc.stats().arrivals),
-        ),
-        (
-            "departures".into(),
-            u64_cell(|r| r.link.qdisc.stats().departures),
-        ),
-        (
-            "drops".into(),
-            u64_cell(|r| r.link.qdisc.stats().total_drops()),
-        ),
+        ("arrivals".into(), u64_cell(|r| r.stats().arrivals)),
+        ("departures".into(), u64_cell(|r| r.stats().departures)),
+        ("drops".into(), u64_cell(|r| r.stats().total_drops())),
     ];
     for reason in DropReason::ALL {
         cells.push((
             format!("drops_{}", reason.as_str()),
-            u64_cell(move |r| r.link.qdisc.stats().losses().drops[reason.index()]),
+            u64_cell(move |r| r.stats().losses().drops[reason.index()]),
         ));
     }
     cells.extend([
         (
             "buffered_drop_bytes".into(),
-            u64_cell(|r| r.link.qdisc.stats().losses().buffered_drop_bytes),
+            u64_cell(|r| r.stats().losses().buffered_drop_bytes),
         ),
-        (
-            "marks".into(),
-            u64_cell(|r| r.link.qdisc.stats().losses().marks),
-        ),
+        ("marks".into(), u64_cell(|r| r.stats().losses().marks)),
         (
             "arrival_bytes".into(),
-            u64_cell(|r| r.link.qdisc.stats().arrival_bytes),
+            u64_cell(|r| r.stats().arrival_bytes),
         ),
         (
             "departure_bytes".into(),
-            u64_cell(|r| r.link.qdisc.stats().departure_bytes),
+            u64_cell(|r| r.stats().departure_bytes),
         ),
         (
             "backlog_packets".into(),
             u64_cell(|r| r.link.qdisc.backlog().packets),
         ),
-        (
-            "peak_packets".into(),
-            u64_cell(|r| r.link.qdisc.stats().peak_packets),
-        ),
+        ("peak_packets".into(), u64_cell(|r| r.stats().peak_packets)),
         (
             "window_arrivals".into(),
-            u64_cell(|r| r.link.qdisc.stats().arrivals - r.at_warmup.arrivals),
+            u64_cell(|r| r.stats().arrivals - r.at_warmup.arrivals),
         ),
         (
             "window_drops".into(),
-            u64_cell(|r| r.link.qdisc.stats().total_drops() - r.at_warmup.drops),
+            u64_cell(|r| r.stats().total_drops() - r.at_warmup.drops),
         ),
         (
             "utilization".into(),
             f64_cell(move |r| {
-                let bytes = r.link.qdisc.stats().departure_bytes - r.at_warmup.departure_bytes;
+                let bytes = r.stats().departure_bytes - r.at_warmup.departure_bytes;
                 bytes as f64 * 8.0 / (r.record.rate_bps as f64 * window_s)
             }),
         ),
         (
             "loss_rate".into(),
             f64_cell(|r| {
-                let arrivals = r.link.qdisc.stats().arrivals - r.at_warmup.arrivals;
-                let drops = r.link.qdisc.stats().total_drops() - r.at_warmup.drops;
+                let arrivals = r.stats().arrivals - r.at_warmup.arrivals;
+                let drops = r.stats().total_drops() - r.at_warmup.drops;
                 if arrivals == 0 {
                     0.0
                 } else {
@@ -383,8 +374,8 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
                 cell.write(column, start + i, &row);
             }
         }
+        // Their discipline's memory now, the arena's at the end: see `Link`.
         links.truncate(start);
-        links.shrink_to_fit();
         records.truncate(start);
         records.shrink_to_fit();
     }
@@ -444,8 +435,8 @@ fn conservation(sim: &Simulation) -> (bool, String) {
     let mut problems = Vec::new();
     let mut queued = 0;
     let mut propagating = 0;
-    for (i, l) in sim.links.iter().enumerate() {
-        if let Err(e) = l.qdisc.check_conservation() {
+    for (i, (l, record)) in sim.links.iter().zip(&sim.link_records).enumerate() {
+        if let Err(e) = l.qdisc.check_conservation(&record.counters) {
             problems.push(format!("{}: {e}", sim.link_names.get(i)));
         }
         // A reserving link's waiting packets are in its pipe already; its

@@ -4,7 +4,7 @@
 use std::num::NonZeroU64;
 
 use aqmlab_qdisc::rng::Rng;
-use aqmlab_qdisc::{Qdisc, TrafficClass, Verdicts};
+use aqmlab_qdisc::{Qdisc, QdiscCounters, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
 use crate::names::Names;
@@ -269,6 +269,7 @@ impl Simulation {
             });
             links.push(Link::new(rate_bps, specs.delay_ns[i], qdisc, monitor));
             link_records.push(LinkRecord {
+                counters: QdiscCounters::default(),
                 rate_bps,
                 from: specs.from[i],
                 to: specs.to[i],
@@ -564,8 +565,8 @@ impl Simulation {
     fn prefetch_ahead(&self) {
         if let Some(event) = self.events.peek(3) {
             match event {
-                Event::PipeHead(l) => prefetch_start(&self.links[l as usize], Link::ARRIVAL_BYTES),
-                Event::TxDone(l) => prefetch_all(&self.links[l as usize]),
+                // A link is one line, whatever the event reads of it.
+                Event::PipeHead(l) | Event::TxDone(l) => prefetch(&self.links[l as usize]),
                 Event::RtoTimer(f) | Event::DelayedAck(f) => prefetch_all(&self.flows[f as usize]),
                 _ => {}
             }
@@ -595,7 +596,7 @@ impl Simulation {
                     }
                 };
                 for l in link.into_iter().chain(then) {
-                    prefetch_all(&self.links[l as usize]);
+                    prefetch(&self.links[l as usize]);
                 }
             }
         }
@@ -689,11 +690,19 @@ impl Simulation {
         let link = &mut self.links[l];
         // An idle link behind an empty FIFO sends the packet at once: skip
         // the buffer (only when FIFOs run on events).
-        if link.busy_until <= now && !link.tx_scheduled && link.qdisc.pass_through(&packet) {
+        let records = &mut self.link_records;
+        if link.busy_until <= now
+            && !link.tx_scheduled
+            && link
+                .qdisc
+                .pass_through(&packet, || &mut records[l].counters)
+        {
             self.send(l, packet);
             return;
         }
-        link.qdisc.enqueue(packet, now, &mut self.verdicts);
+        let counters = &mut self.link_records[l].counters;
+        link.qdisc
+            .enqueue(counters, packet, now, &mut self.verdicts);
         self.settle_drops();
         let link = &mut self.links[l];
         if link.busy_until <= now {
@@ -718,7 +727,8 @@ impl Simulation {
         );
         let now = self.now;
         let link = &mut self.links[l];
-        let Some(packet) = link.qdisc.dequeue(now, &mut self.verdicts) else {
+        let counters = &mut self.link_records[l].counters;
+        let Some(packet) = link.qdisc.dequeue(counters, now, &mut self.verdicts) else {
             self.settle_drops();
             self.schedule_qdisc_wake(l);
             return;
@@ -813,7 +823,10 @@ impl Simulation {
         // An idle transmitter behind an empty FIFO (every access link,
         // nearly always) starts the packet at once: inline, without a look
         // at the buffer.
-        let start = if link.busy_until <= arrival && link.qdisc.pass_through(packet) {
+        let records = &mut self.link_records;
+        let start = if link.busy_until <= arrival
+            && (link.qdisc).pass_through(packet, || &mut records[l].counters)
+        {
             arrival
         } else {
             self.wait(l, packet, arrival)?
@@ -834,12 +847,13 @@ impl Simulation {
         self.release_started(l, arrival);
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
-        if start > arrival || !link.qdisc.pass_through(packet) {
+        let counters = &mut self.link_records[l].counters;
+        if start > arrival || !link.qdisc.pass_through(packet, || &mut *counters) {
             let mut waiting = *packet;
             waiting.at = start;
             if !link
                 .qdisc
-                .enqueue_fifo(waiting, arrival, &mut self.verdicts)
+                .enqueue_fifo(counters, waiting, arrival, &mut self.verdicts)
             {
                 self.settle_drops();
                 return None;
@@ -865,9 +879,9 @@ impl Simulation {
     /// The waiting copies in FIFO link `l`'s buffer that started by `now`
     /// leave it.
     fn release_started(&mut self, l: usize, now: Time) {
-        self.links[l]
-            .qdisc
-            .release_fifo(|p| p.at <= now, &mut self.verdicts);
+        let counters = &mut self.link_records[l].counters;
+        let qdisc = &mut self.links[l].qdisc;
+        qdisc.release_fifo(counters, |p| p.at <= now, &mut self.verdicts);
     }
 
     /// Bring every reserving link's buffer up to `now` (before its
@@ -909,7 +923,10 @@ impl Simulation {
             return; // superseded
         }
         *wake_at = MaybeTime::NONE;
-        self.links[l].qdisc.wakeup(now, &mut self.verdicts);
+        let counters = &mut self.link_records[l].counters;
+        self.links[l]
+            .qdisc
+            .wakeup(counters, now, &mut self.verdicts);
         self.settle_drops();
         let link = &self.links[l];
         if link.busy_until <= now && !link.tx_scheduled {
@@ -1224,8 +1241,9 @@ impl Simulation {
             flow.delivered_at_warmup = flow.delivered;
         }
         self.release_all_started(self.now);
-        for link in &self.links {
-            self.at_warmup.push(WindowStart::of(link.qdisc.stats()));
+        for (link, record) in self.links.iter().zip(&self.link_records) {
+            self.at_warmup
+                .push(WindowStart::of(link.qdisc.stats(&record.counters)));
         }
     }
 
@@ -1242,7 +1260,7 @@ impl Simulation {
             }
             let (link, record) = (&self.links[i], &self.link_records[i]);
             let b = link.qdisc.backlog();
-            let departed = link.qdisc.stats().departure_bytes;
+            let departed = link.qdisc.stats(&record.counters).departure_bytes;
             self.series
                 .push(now, "queue_packets", i as u32, b.packets as f64);
             self.series
