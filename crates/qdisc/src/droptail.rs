@@ -51,6 +51,17 @@ impl PackedLimit {
         }
     }
 
+    /// `admits` into an empty buffer, without a branch on the unit (every
+    /// packet through an idle link asks): a packet limit admits if it is
+    /// not zero, a byte limit if the packet fits.
+    #[inline]
+    fn admits_into_empty(self, size: u32) -> bool {
+        let packed = self.0.get();
+        let bytes = packed & Self::BYTES;
+        // Packets: 0 < max; bytes: size < max + 1.
+        (size as u64 & bytes.wrapping_neg()) < (packed >> 2) + bytes
+    }
+
     #[cfg(test)]
     fn get(self) -> Limit {
         let packed = self.0.get();
@@ -135,6 +146,13 @@ impl<P: Packet> DropTail<P> {
     #[inline]
     pub fn admits(&self, packet: &P) -> bool {
         self.limit.admits(self.backlog(), packet.size())
+    }
+
+    /// Whether the FIFO is empty and admits `packet`: whether it can let
+    /// the packet pass an idle link.
+    #[inline]
+    pub fn lets_pass(&self, packet: &P) -> bool {
+        self.is_empty() && self.limit.admits_into_empty(packet.size())
     }
 
     /// Queue a packet the FIFO admits (`admits`).
@@ -238,6 +256,17 @@ mod tests {
                 for (packets, bytes) in backlogs {
                     let b = Backlog { packets, bytes };
                     assert_eq!(packed.admits(b, 1), limit.admits(b, 1), "{limit:?} {b:?}");
+                }
+                let empty = Backlog {
+                    packets: 0,
+                    bytes: 0,
+                };
+                for size in [0, 1, 564, 565, 1000, 1001, u32::MAX] {
+                    assert_eq!(
+                        packed.admits_into_empty(size),
+                        limit.admits(empty, size),
+                        "{limit:?} {size}"
+                    );
                 }
             }
         }

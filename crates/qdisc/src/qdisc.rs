@@ -196,7 +196,7 @@ impl<P: Packet> Qdisc<P> {
         let Discipline::Fifo(fifo) = &self.discipline else {
             return false;
         };
-        if !fifo.is_empty() || !fifo.admits(packet) {
+        if !fifo.lets_pass(packet) {
             return false;
         }
         let p = &mut self.passed;
