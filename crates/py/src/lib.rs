@@ -5,6 +5,13 @@
 //! it back briefly. A user's mistake becomes `ValueError`, anything else a
 //! Python exception too: a panic never crosses into Python as an abort.
 
+#[cfg(target_os = "linux")]
+mod alloc;
+
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: alloc::HugePages = alloc::HugePages;
+
 use aqmlab_sim::scenario::ColumnMut;
 use aqmlab_sim::{Column, Names, Results, RunError, Scalar, Scenario, ScenarioError, Table};
 use pyo3::buffer::{Element, PyBuffer};
