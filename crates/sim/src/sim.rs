@@ -684,6 +684,8 @@ impl Simulation {
         }
     }
 
+    /// `enqueue` for a link whose departures run on events: a discipline
+    /// other than a FIFO, or any link once reservations are off.
     #[inline(never)]
     fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
