@@ -81,13 +81,7 @@ impl<T: Copy> Default for Pool<T> {
 impl<T: Copy> Pool<T> {
     #[inline]
     pub fn push_back(&mut self, list: &mut List, item: T) {
-        let i = self.alloc(Node { item, next: NIL });
-        if list.tail == NIL {
-            list.head = i;
-        } else {
-            self.nodes[list.tail as usize].next = i;
-        }
-        list.tail = i;
+        self.push_back_after(list, item, |_| {});
     }
 
     #[inline]
