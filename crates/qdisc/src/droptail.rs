@@ -148,6 +148,11 @@ impl<P: Packet> DropTail<P> {
         self.limit.admits(self.backlog(), packet.size())
     }
 
+    /// Whether the FIFO, empty, admits a packet of `size` bytes.
+    pub fn admits_into_empty(&self, size: u32) -> bool {
+        self.limit.admits_into_empty(size)
+    }
+
     /// Whether the FIFO is empty and admits `packet`: whether it can let
     /// the packet pass an idle link.
     #[inline]

@@ -207,6 +207,12 @@ impl<P: Packet> Qdisc<P> {
         true
     }
 
+    /// Whether the discipline is a FIFO that, empty, lets a packet of
+    /// `size` bytes pass (`pass_through`).
+    pub fn admits_into_empty(&self, size: u32) -> bool {
+        matches!(&self.discipline, Discipline::Fifo(fifo) if fifo.admits_into_empty(size))
+    }
+
     /// Everything counted: `counters` (the ones passed to every call) with
     /// the packets let through.
     pub fn stats<'a>(&self, counters: &'a QdiscCounters) -> QdiscStats<'a> {

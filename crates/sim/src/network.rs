@@ -151,10 +151,14 @@ pub type RouteRef = u32;
 /// route. The mark carries the first link of the route the answers take
 /// (a data packet's ACK, an ACK's data) and a link entry whether the link
 /// is express: what the event loop fetches early without reading the flow
-/// or the link first (`Simulation::prefetch_ahead`).
+/// or the link first (`Simulation::prefetch_ahead`). The mark also says
+/// whether the packets reaching it may be answered ahead.
 const END: u32 = 1 << 31;
 /// On a link entry: the link is express (a hint for prefetching only).
 const EXPRESS: u32 = 1 << 30;
+/// On an end mark: the packet may be answered ahead of its arrival
+/// (`Simulation::answer_ahead`).
+const AHEAD: u32 = 1 << 30;
 /// The link's number in an entry; in an end mark, no answer's link.
 const LINK: u32 = EXPRESS - 1;
 
@@ -232,6 +236,26 @@ impl Routes {
                     *e & !EXPRESS
                 };
             }
+        }
+    }
+
+    /// If `hop` is the end of the route and the packet reaching it may be
+    /// answered ahead: the first link of the answer's route.
+    #[inline(always)]
+    pub fn answered_ahead(&self, route: RouteRef, hop: u8) -> Option<u32> {
+        let l = self.links[route as usize + hop as usize];
+        (l & (END | AHEAD) == END | AHEAD).then_some(l & LINK)
+    }
+
+    /// Mark the end of `route` as answered ahead, or not. Its answer's
+    /// route must have a first link.
+    pub fn set_answered_ahead(&mut self, route: RouteRef, ahead: bool) {
+        let end = route as usize + self.links(route).count();
+        debug_assert!(self.links[end] & LINK != LINK || !ahead);
+        if ahead {
+            self.links[end] |= AHEAD;
+        } else {
+            self.links[end] &= !AHEAD;
         }
     }
 

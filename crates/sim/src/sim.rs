@@ -231,6 +231,11 @@ pub struct Simulation {
     /// Some TCP profile delays its ACKs: only then does a data packet
     /// reaching its receiver read the flow's last line (`prefetch_flow`).
     delays_acks: bool,
+    /// Packets reaching their receiver before this time may be answered
+    /// ahead (`answer_ahead`): the window's opening until it opens (an
+    /// arrival at the opening comes after it), then just past the run's
+    /// end (events at the end still run).
+    answer_ahead_before: Time,
 }
 
 /// Runs of names, written out into the compact store.
@@ -304,10 +309,12 @@ impl Simulation {
             series: Default::default(),
             warmed_up: false,
             delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
+            answer_ahead_before: scenario.warmup_ns.min(scenario.duration_ns + 1),
             scenario,
         };
         sim.build_flows();
         sim.mark_express_links();
+        sim.mark_answered_ahead(true);
         sim.events
             .schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
         if sim.scenario.sample_interval_ns > 0 {
@@ -454,6 +461,49 @@ impl Simulation {
         self.routes.mark_express(|l| links[l as usize].is_express());
     }
 
+    /// Mark the flows whose data packets may be answered ahead (see
+    /// `answer_ahead`), or (`allow` false) none. A flow qualifies when its
+    /// receiver's answer to a packet is one ACK at once, which nothing
+    /// else can meet on its first link: a TCP flow of one transfer (an
+    /// on-off source's receiver ignores a past transfer's stragglers)
+    /// without delayed ACKs, whose answers leave on a reserving FIFO that
+    /// no other route takes, that is not monitored (its samples and delays
+    /// are taken in time), feeds no express link (which could drop the
+    /// ACK) and lets an ACK pass when idle.
+    fn mark_answered_ahead(&mut self, allow: bool) {
+        let mut uses = vec![0u32; self.links.len()];
+        for (_, l) in self.routes.hops() {
+            uses[l as usize] += 1;
+        }
+        for flow in &self.flows {
+            let acks_at_once = match &flow.transport {
+                Transport::Tcp(tcp) => {
+                    let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                    (!p.delayed_ack && tcp.on_off.is_none()).then_some(p.ack_size)
+                }
+                Transport::Udp(_) => None,
+            };
+            let ahead = allow
+                && acks_at_once.is_some_and(|ack_size| {
+                    self.routes.link(flow.reverse, 0).is_some_and(|r| {
+                        let link = &self.links[r as usize];
+                        uses[r as usize] == 1
+                            && link.reserves()
+                            && !link.is_monitored()
+                            && !link.feeds_express
+                            && link.qdisc.admits_into_empty(ack_size)
+                    })
+                });
+            self.routes.set_answered_ahead(flow.forward, ahead);
+        }
+    }
+
+    /// Answer no packet ahead (`answer_ahead`): the reference that
+    /// answering ahead is tested against. Call before `run`.
+    pub fn without_answers_ahead(&mut self) {
+        self.mark_answered_ahead(false);
+    }
+
     /// Run every link on events: each arrival an event (express links
     /// included) and a FIFO's departures `TxDone` events, as a discipline
     /// that chooses its next packet at the departure runs. The reference
@@ -464,6 +514,8 @@ impl Simulation {
             link.feeds_express = false;
         }
         self.routes.mark_express(|_| false);
+        // An answer's link no longer reserves.
+        self.mark_answered_ahead(true);
     }
 
     fn add_flow(
@@ -771,6 +823,15 @@ impl Simulation {
             }
         }
         let link = &mut self.links[l];
+        if link.pipe.is_empty() && arrive < self.answer_ahead_before {
+            if let Some(answer) = self.routes.answered_ahead(packet.route, packet.hop + 1) {
+                if self.links[answer as usize].busy_until <= arrive {
+                    self.answer_ahead(packet, arrive);
+                    return;
+                }
+            }
+        }
+        let link = &mut self.links[l];
         // The packet ahead keeps this one's arrival time, so that its own
         // arrival schedules the next without reading a cold node.
         if self
@@ -779,6 +840,31 @@ impl Simulation {
         {
             self.events.schedule(arrive, Event::PipeHead(l as u32));
         }
+    }
+
+    /// `packet` reaches its receiver at `at`: take it in and send the
+    /// answer now, a pipe head's event early. This is what its arrival
+    /// would do, to the bit:
+    /// - nothing else touches the receiver or its answer's first link
+    ///   before then (`mark_answered_ahead`), nor reads them but the
+    ///   results;
+    /// - the flow's packets ahead of this one were taken in before it (the
+    ///   pipe it would wait in is empty);
+    /// - the window's opening and the run's end come after `at`
+    ///   (`answer_ahead_before`), so the packet counts where it would;
+    /// - the answer's link is idle then (the caller checks), so the ACK
+    ///   passes it, and the packets in flight are as many at every moment:
+    ///   the ACK stands in for the packet it answers.
+    ///
+    /// Only the order of events at one nanosecond can differ: the ones
+    /// this schedules are scheduled sooner, and ties run in scheduling
+    /// order (docs/performance.md, "Answering ahead").
+    #[inline(never)]
+    fn answer_ahead(&mut self, mut packet: SimPacket, at: Time) {
+        let now = std::mem::replace(&mut self.now, at);
+        packet.hop += 1;
+        self.arrive_at_endpoint(packet);
+        self.now = now;
     }
 
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
@@ -1239,6 +1325,7 @@ impl Simulation {
 
     fn open_window(&mut self) {
         self.warmed_up = true;
+        self.answer_ahead_before = self.scenario.duration_ns + 1;
         for flow in &mut self.flows {
             flow.delivered_at_warmup = flow.delivered;
         }

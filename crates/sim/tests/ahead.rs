@@ -1,0 +1,218 @@
+//! A data packet whose arrival at its receiver is known when it leaves its
+//! last multiplexing point is answered then, ahead of its arrival
+//! (`Simulation::answer_ahead`). Where no two events tie at a nanosecond,
+//! that is exactly what its arrival would do: every figure is the same,
+//! to the bit, as in a run that answers every packet in its arrival's
+//! event (`Simulation::without_answers_ahead`).
+//!
+//! The scenarios make the answers meet what could tell them apart: a
+//! bottleneck that queues and drops, slow receivers' links that queue
+//! before the receivers, reply links that queue and drop ACKs (an ACK is
+//! then not answered ahead: dropped sooner, it would leave the count of
+//! packets in flight short for a while), a measurement window opening and samples taken while
+//! packets are being answered, a discipline whose departures are events
+//! (QSDRR), and delayed ACKs (nothing answered ahead). Rates and delays are
+//! odd and distinct so that no two events meet at one nanosecond.
+
+mod common;
+use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_sim::scenario::TcpProfile;
+use aqmlab_sim::{Results, Scalar, Scenario, Simulation};
+use common::*;
+
+const FLOWS: u64 = 12;
+
+/// Twelve Reno flows through a 30 Mb/s bottleneck that drops; the even
+/// receivers behind slow links that queue, the receivers with numbers
+/// divisible by 3 answering over slow links that queue and drop their ACKs.
+fn scenario(bottleneck: QdiscSpec, delayed_ack: bool) -> Scenario {
+    let mut s = Dumbbell {
+        bottleneck_bps: 30_000_007,
+        bottleneck_delay: 5 * MS + 17,
+        buffer: 0, // replaced below
+        access_bps: 1_000_000_000,
+        access_delays: (0..FLOWS).map(|i| 3 * MS + 7_919 * i + 13).collect(),
+        receiver_delay: MS + 101,
+        starts: (0..FLOWS).map(|i| 1_000_003 * i).collect(),
+        duration: 20 * S,
+        warmup: 5 * S + 3,
+        sample: 20 * MS + 1,
+        seed: 5,
+        profile: TcpProfile {
+            delayed_ack,
+            ..reno()
+        },
+    }
+    .build();
+    edit_links(&mut s, |link| {
+        if link.name == "bottleneck" {
+            link.qdisc = bottleneck.clone();
+        }
+        let Some(rest) = link.name.strip_prefix("access_d") else {
+            return;
+        };
+        let (number, reply) = match rest.strip_suffix("_rev") {
+            Some(n) => (n, true),
+            None => (rest, false),
+        };
+        let i: u64 = number.parse().unwrap();
+        link.delay_ns += 3_001 * i;
+        if !reply && i.is_multiple_of(2) {
+            link.rate_bps = 2_500_000 + 1_009 * i;
+            link.qdisc = QdiscSpec::Droptail {
+                limit: Limit::Packets(9),
+            };
+        }
+        if reply && i.is_multiple_of(3) {
+            // 40-byte ACKs at 80 kb/s, 4 ms each, and room for 4.
+            link.rate_bps = 80_000 + 11 * i;
+            link.qdisc = QdiscSpec::Droptail {
+                limit: Limit::Packets(4),
+            };
+        }
+    });
+    s
+}
+
+fn droptail() -> QdiscSpec {
+    QdiscSpec::Droptail {
+        limit: Limit::Bytes(24_500),
+    }
+}
+
+fn qsdrr() -> QdiscSpec {
+    serde_json::from_str(r#"{"kind": "qsdrr", "limit": {"packets": 24}}"#).unwrap()
+}
+
+fn run(scenario: Scenario, answer_ahead: bool) -> Results {
+    scenario.check().unwrap();
+    let mut sim = Simulation::new(scenario);
+    if !answer_ahead {
+        sim.without_answers_ahead();
+    }
+    assert!(sim.run(|_| true));
+    Results::collect(sim, 0.0)
+}
+
+fn events(r: &Results) -> u64 {
+    match r.summary_value("events") {
+        Some(Scalar::U64(n)) => *n,
+        other => panic!("events: {other:?}"),
+    }
+}
+
+/// Every table and every summary figure but the work it took. Compared as
+/// printed, where NaN (an empty link's delay) equals itself, and by column,
+/// so that a failure names the column.
+fn assert_same_results(ahead: &Results, reference: &Results) {
+    let tables = [
+        ("flows", &ahead.flows, &reference.flows),
+        ("queues", &ahead.queues, &reference.queues),
+        ("timeseries", &ahead.timeseries, &reference.timeseries),
+        ("histograms", &ahead.histograms, &reference.histograms),
+    ];
+    for (table, a, r) in tables {
+        assert_eq!(a.columns.len(), r.columns.len(), "{table}");
+        for ((name, a), (_, r)) in a.columns.iter().zip(&r.columns) {
+            assert!(format!("{a:?}") == format!("{r:?}"), "{table}.{name}");
+        }
+    }
+    assert!(reference.timeseries.f64("value").len() > 5_000);
+    for (key, value) in &reference.summary {
+        if key != "events" {
+            assert_eq!(
+                format!("{:?}", ahead.summary_value(key)),
+                format!("{:?}", Some(value)),
+                "{key}"
+            );
+        }
+    }
+    assert_eq!(
+        format!("{:?}", ahead.summary_value("conservation_ok")),
+        "Some(Bool(true))"
+    );
+}
+
+#[test]
+fn answering_ahead_is_what_arrivals_would_do() {
+    for (name, bottleneck) in [("droptail", droptail()), ("qsdrr", qsdrr())] {
+        let (ahead, reference) = (
+            run(scenario(bottleneck.clone(), false), true),
+            run(scenario(bottleneck, false), false),
+        );
+        // The bottleneck dropped, the slow links before the receivers and
+        // the reply links queued.
+        let names = reference.queues.strings("link");
+        let peak = reference.queues.u64("peak_packets");
+        let row = |n: &str| names.iter().position(|x| x == n).unwrap();
+        assert!(
+            reference.queues.u64("drops")[row("bottleneck")] > 0,
+            "{name}"
+        );
+        assert!(peak[row("access_d2")] > 2, "{name}");
+        assert!(peak[row("access_d3_rev")] > 2, "{name}");
+        assert!(
+            reference.queues.u64("drops")[row("access_d3_rev")] > 0,
+            "{name}"
+        );
+        // Nearly every data packet was answered ahead: an event saved each.
+        let delivered = match reference.summary_value("data_packets_delivered") {
+            Some(Scalar::U64(n)) => *n,
+            other => panic!("{other:?}"),
+        };
+        let saved = events(&reference) - events(&ahead);
+        assert!(
+            saved > delivered / 2,
+            "{name}: {saved} events saved for {delivered} data packets"
+        );
+        assert_same_results(&ahead, &reference);
+    }
+}
+
+/// Flows 1, 3, 5, ... go to the receiver of the flow before them, each
+/// over its own last link, and answer over that flow's reply link: two
+/// flows' ACKs meet on one link, in the order of their data's arrivals over
+/// two. Neither flow is answered ahead.
+fn share_receivers(s: &mut Scenario) {
+    // Links 2 + 4i ..: access_s{i}, its reverse, access_d{i}, its reverse;
+    // nodes 2 + 2i, 3 + 2i: s{i}, d{i}.
+    let receiver = |i: usize| 3 + 2 * i as u32;
+    let reply_link = |i: usize| 2 + 4 * i as u32 + 3;
+    edit_links(s, |link| {
+        if let Some(i) = link.name.strip_prefix("access_d") {
+            if let Ok(i) = i.parse::<usize>() {
+                if i % 2 == 1 {
+                    link.to = receiver(i - 1);
+                }
+            }
+        }
+    });
+    let flows = &mut s.flows;
+    for i in (1..FLOWS as usize).step_by(2) {
+        let first = flows.reverse_path.offsets[i] as usize;
+        flows.reverse_path.links[first] = reply_link(i - 1);
+        flows.dst[i] = receiver(i - 1);
+    }
+}
+
+#[test]
+fn shared_reply_links_are_not_answered_ahead() {
+    let shared = || {
+        let mut s = scenario(droptail(), false);
+        share_receivers(&mut s);
+        s
+    };
+    let (ahead, reference) = (run(shared(), true), run(shared(), false));
+    assert_eq!(events(&ahead), events(&reference));
+    assert_same_results(&ahead, &reference);
+}
+
+#[test]
+fn delayed_acks_are_not_answered_ahead() {
+    let (ahead, reference) = (
+        run(scenario(droptail(), true), true),
+        run(scenario(droptail(), true), false),
+    );
+    assert_eq!(events(&ahead), events(&reference));
+    assert_same_results(&ahead, &reference);
+}
