@@ -123,6 +123,11 @@ impl<P: Packet> QueueDiscipline<P> for FqCodel<P> {
         }
     }
 
+    /// CoDel drops at the head, as packets leave (RFC 8289 section 5).
+    fn drops_on_dequeue(&self) -> bool {
+        true
+    }
+
     fn dequeue(&mut self, now: Time, verdicts: &mut Verdicts<P>) -> Option<P> {
         loop {
             let (q, _) = self.round.head()?;

@@ -158,4 +158,14 @@ pub trait QueueDiscipline<P: Packet> {
     /// Run the discipline's timer work due at `now` (periodic rebalancing,
     /// rehashing). Drops it makes are reported in `verdicts`.
     fn wakeup(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) {}
+
+    /// Whether `dequeue` may discard packets (CoDel's head drops). Asked
+    /// once: a discipline that never does, and has no clock, lets its
+    /// caller run its departures when they are next needed instead of
+    /// each at its own time (a simulator's link: `Departures::Deferred`),
+    /// since then only its arrivals and departures, in time order, change
+    /// it. A discipline that drops on dequeue overrides this.
+    fn drops_on_dequeue(&self) -> bool {
+        false
+    }
 }

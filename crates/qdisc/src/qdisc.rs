@@ -37,6 +37,8 @@ struct Boxed<P: Packet> {
     /// asking them for their next wake-up after every packet cost a virtual
     /// call each time.
     has_clock: bool,
+    /// [`QueueDiscipline::drops_on_dequeue`], asked once.
+    drops_on_dequeue: bool,
 }
 
 /// Packets let through an idle FIFO (`Qdisc::pass_through`), each counted
@@ -115,6 +117,7 @@ impl<P: Packet> Qdisc<P> {
     fn boxed(discipline: Box<dyn QueueDiscipline<P> + Send>) -> Discipline<P> {
         Discipline::Boxed(Box::new(Boxed {
             has_clock: discipline.has_clock(),
+            drops_on_dequeue: discipline.drops_on_dequeue(),
             discipline,
         }))
     }
@@ -227,6 +230,15 @@ impl<P: Packet> Qdisc<P> {
     #[inline]
     pub fn has_clock(&self) -> bool {
         matches!(&self.discipline, Discipline::Boxed(b) if b.has_clock)
+    }
+
+    /// Whether only the discipline's arrivals and departures, in time
+    /// order, change it (no clock, no drop on dequeue), so that its caller
+    /// may run its departures late, each at its own time, once they are
+    /// needed (see [`QueueDiscipline::drops_on_dequeue`]). Not the FIFO,
+    /// whose departures a simulator computes on arrival.
+    pub fn defers_departures(&self) -> bool {
+        matches!(&self.discipline, Discipline::Boxed(b) if !b.has_clock && !b.drops_on_dequeue)
     }
 
     /// Whether the discipline is the inline FIFO (DropTail).

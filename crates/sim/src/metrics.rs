@@ -26,6 +26,26 @@ pub enum Column {
     OptU64(Vec<Option<u64>>),
 }
 
+impl Column {
+    /// Rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::Cat { codes, .. } => codes.len(),
+            Column::Bool(v) => v.len(),
+            Column::OptF64(v) => v.len(),
+            Column::OptU64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A table as named columns of equal length (what polars is built from).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {

@@ -41,7 +41,9 @@ pub struct Link {
     pub departures: Departures,
     /// Some packets leaving this link go on to an express link.
     pub feeds_express: bool,
-    /// A `TxDone` event is pending (never on a link that reserves).
+    /// A `TxDone` event is pending (never on a link that reserves; on a
+    /// link that defers its departures, the event that runs them at the
+    /// latest).
     pub tx_scheduled: bool,
 }
 
@@ -53,6 +55,8 @@ impl Link {
     pub fn new(rate_bps: u64, delay: Time, qdisc: Qdisc<SimPacket>, monitor: Option<u32>) -> Self {
         let departures = if qdisc.is_fifo() {
             Departures::Reserved
+        } else if qdisc.defers_departures() {
+            Departures::Deferred
         } else {
             Departures::Events
         };
@@ -83,7 +87,13 @@ impl Link {
     /// A FIFO that reserves: its departures cost no event.
     #[inline(always)]
     pub fn reserves(&self) -> bool {
-        self.departures != Departures::Events
+        matches!(self.departures, Departures::Reserved | Departures::Express)
+    }
+
+    /// A discipline whose departures run late (`Departures::Deferred`).
+    #[inline(always)]
+    pub fn defers(&self) -> bool {
+        self.departures == Departures::Deferred
     }
 
     #[inline(always)]
@@ -105,14 +115,25 @@ const NOT_MONITORED: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Departures {
     /// By events: a `TxDone` when the transmitter frees up with packets
-    /// waiting, for a discipline that chooses its next packet then (every
-    /// link, when a run is asked to use events throughout:
+    /// waiting, for a discipline with a clock or that drops as packets
+    /// leave (every link, when a run is asked to use events throughout:
     /// `Simulation::without_reservations`).
     Events,
     /// Reserved: a FIFO's future is known when a packet arrives, so the
     /// packet's start and its arrival at the far end are computed then, in
     /// the arrival's event (see `Simulation::reserve`). Every FIFO.
     Reserved,
+    /// By events, but late: a discipline that only its arrivals and
+    /// departures change (`Qdisc::defers_departures`: no clock, no drop on
+    /// dequeue; nearly every one but the FIFO) sees them in time order,
+    /// each departure at its own time, however late it runs. So they run
+    /// when next needed: at the link's next arrival, before the arrival is
+    /// offered (`Simulation::catch_up`); before anything reads the
+    /// discipline; or at the latest by a `TxDone` event a propagation delay
+    /// after the first of them is due, before the packet it sends can
+    /// reach the far end. Under load that is one event per dozens of
+    /// packets, or none, not one per packet.
+    Deferred,
     /// Reserved before the arrival: an express link, an unmonitored FIFO
     /// that every packet reaches from one and the same upstream link. Its
     /// arrivals come in that link's order, so a packet's passage through it

@@ -571,6 +571,7 @@ impl Simulation {
         if !self.warmed_up {
             self.open_window();
         }
+        self.catch_up_all(end + 1);
         self.release_all_started(end);
         true
     }
@@ -676,10 +677,7 @@ impl Simulation {
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::PipeHead(l) => self.pipe_head(l as usize),
-            Event::TxDone(l) => {
-                self.links[l as usize].tx_scheduled = false;
-                self.transmit(l as usize);
-            }
+            Event::TxDone(l) => self.tx_done(l as usize),
             Event::QdiscWake(l) => self.qdisc_wake(l as usize),
             Event::RtoTimer(f) => self.rto_timer(f),
             Event::DelayedAck(f) => self.delayed_ack(f),
@@ -740,6 +738,10 @@ impl Simulation {
     /// other than a FIFO, or any link once reservations are off.
     #[inline(never)]
     fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
+        if self.links[l].defers() {
+            self.enqueue_deferred(l, packet);
+            return;
+        }
         let now = self.now;
         let link = &mut self.links[l];
         // An idle link behind an empty FIFO sends the packet at once: skip
@@ -769,6 +771,98 @@ impl Simulation {
             self.events.schedule(at, Event::TxDone(l as u32));
         }
         self.schedule_qdisc_wake(l);
+    }
+
+    /// `enqueue` for a link whose departures are deferred
+    /// (`Departures::Deferred`): the departures due before now run first,
+    /// then the discipline is offered the arrival, and a transmitter free
+    /// now starts its next packet. A departure due at the very nanosecond
+    /// of the arrival comes after it (on events the two ran in the order
+    /// they were scheduled, either way: docs/performance.md, "Deferred
+    /// departures").
+    fn enqueue_deferred(&mut self, l: usize, packet: SimPacket) {
+        let now = self.now;
+        self.catch_up(l, now);
+        let counters = &mut self.link_records[l].counters;
+        self.links[l]
+            .qdisc
+            .enqueue(counters, packet, now, &mut self.verdicts);
+        self.settle_drops();
+        if self.links[l].busy_until <= now {
+            self.depart(l, now);
+        }
+        self.arm_catch_up(l);
+    }
+
+    /// Run the deferred departures of link `l` due before `before`, each at
+    /// its own time: while packets wait, the transmitter frees up at
+    /// `busy_until` and starts the next.
+    fn catch_up(&mut self, l: usize, before: Time) {
+        loop {
+            let link = &self.links[l];
+            let at = link.busy_until;
+            if at >= before || link.qdisc.backlog().packets == 0 || !self.depart(l, at) {
+                return;
+            }
+        }
+    }
+
+    /// `catch_up` every link that defers its departures (before the
+    /// counters are read).
+    fn catch_up_all(&mut self, before: Time) {
+        for l in 0..self.links.len() {
+            if self.links[l].defers() {
+                self.catch_up(l, before);
+            }
+        }
+    }
+
+    /// The transmitter of link `l`, which defers its departures, is free at
+    /// `at` (now or, late, before): it starts the discipline's next packet
+    /// then, with the clock set back to `at` meanwhile. Returns whether
+    /// there was one.
+    fn depart(&mut self, l: usize, at: Time) -> bool {
+        let now = std::mem::replace(&mut self.now, at);
+        let counters = &mut self.link_records[l].counters;
+        let packet = self.links[l]
+            .qdisc
+            .dequeue(counters, at, &mut self.verdicts);
+        // Nothing to settle: such a discipline drops no packet as it leaves
+        // (the ledger counts drops when they are made, in time).
+        assert!(
+            self.verdicts.dropped().is_empty(),
+            "{} dropped a packet on dequeue but says it does not",
+            self.links[l].qdisc.name()
+        );
+        if let Some(packet) = packet {
+            self.send(l, packet);
+        }
+        self.now = now;
+        packet.is_some()
+    }
+
+    /// A link that defers its departures runs them at the latest a
+    /// propagation delay after the first is due, before the packet it
+    /// sends can reach the far end: make sure an event will.
+    fn arm_catch_up(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        if !link.tx_scheduled && link.qdisc.backlog().packets > 0 {
+            link.tx_scheduled = true;
+            let at = link.busy_until + link.delay;
+            self.events.schedule(at, Event::TxDone(l as u32));
+        }
+    }
+
+    /// A `TxDone` event: the transmitter is free, or (a link that defers
+    /// its departures) its departures are due.
+    fn tx_done(&mut self, l: usize) {
+        self.links[l].tx_scheduled = false;
+        if self.links[l].defers() {
+            self.catch_up(l, self.now);
+            self.arm_catch_up(l);
+        } else {
+            self.transmit(l);
+        }
     }
 
     /// The transmitter is free: start the next packet, if the discipline
@@ -1324,6 +1418,9 @@ impl Simulation {
     // ---- measurement ------------------------------------------------------
 
     fn open_window(&mut self) {
+        // Departures due before the opening, outside the window (one due
+        // at the opening is in it: its event would run after this one).
+        self.catch_up_all(self.now);
         self.warmed_up = true;
         self.answer_ahead_before = self.scenario.duration_ns + 1;
         for flow in &mut self.flows {
@@ -1343,9 +1440,13 @@ impl Simulation {
             let Some(m) = self.links[i].monitor() else {
                 continue;
             };
-            // A reserving FIFO's backlog and departures as of now.
+            // A reserving FIFO's backlog and departures as of now; a
+            // deferring link's, as the sample (scheduled long before) would
+            // find them before its nanosecond's departure events.
             if self.links[i].reserves() {
                 self.release_started(i, now);
+            } else if self.links[i].defers() {
+                self.catch_up(i, now);
             }
             let (link, record) = (&self.links[i], &self.link_records[i]);
             let b = link.qdisc.backlog();

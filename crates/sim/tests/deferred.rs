@@ -1,0 +1,139 @@
+//! A discipline that only its arrivals and departures change (no clock, no
+//! drop on dequeue: every one in the catalogue but the FIFO, CoDel,
+//! FQ-CoDel and those with timers) runs its departures late, when next
+//! needed, each at its own time (`Departures::Deferred`). Where no arrival
+//! meets a departure at one nanosecond, that is exactly the discipline run
+//! on events: the same choices, drops, marks and waits, and what its
+//! monitored link measures (delay histogram, sampled backlog and
+//! utilization, window counters) is the same too. The reference runs every
+//! link on events (`Simulation::without_reservations`).
+//!
+//! Each discipline in turn is the monitored bottleneck of eight Reno flows
+//! and four Poisson UDP sources, with a measurement window that opens and
+//! samples taken while it queues. Rates and delays are odd and distinct,
+//! and the UDP sources (packets of two odd sizes at random times) keep the
+//! departures off any TCP flow's pace, which would bring a flow's packets
+//! back at the very nanoseconds others leave. With this seed no arrival
+//! meets a departure for any discipline; with some others one does, for
+//! one discipline or two, and the order of the two then differs from the
+//! reference's as documented (`Simulation::enqueue_deferred`).
+
+mod common;
+use aqmlab_qdisc::{Qdisc, QdiscSpec};
+use aqmlab_sim::packet::SimPacket;
+use aqmlab_sim::scenario::{FlowGroup, UdpSource};
+use common::*;
+
+const FLOWS: u64 = 12;
+
+fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
+    let mut s = Dumbbell {
+        bottleneck_bps: 30_000_007,
+        bottleneck_delay: 5 * MS + 17,
+        buffer: 0, // replaced below
+        access_bps: 1_000_000_000,
+        access_delays: (0..FLOWS).map(|i| 3 * MS + 7_919 * i + 13).collect(),
+        receiver_delay: MS + 101,
+        starts: (0..FLOWS).map(|i| 1_000_003 * i).collect(),
+        duration: 20 * S,
+        warmup: 5 * S + 3,
+        sample: 20 * MS + 1,
+        seed: 4,
+        profile: reno(),
+    }
+    .build();
+    // Flows 8 to 11 send UDP, 45% of the bottleneck's rate between them.
+    for (size, rate_bps) in [(1_137, 7_000_037), (555, 6_500_011)] {
+        s.flows.groups.push(FlowGroup::Udp {
+            label: format!("udp{size}"),
+            packet_size: size,
+            stop_ns: None,
+            tagged: false,
+            source: UdpSource::Poisson { rate_bps },
+        });
+    }
+    let udp = s.flows.groups.len() as u32 - 2;
+    for (i, group) in s.flows.group.iter_mut().enumerate().skip(8) {
+        *group = udp + (i % 2) as u32;
+    }
+    edit_links(&mut s, |link| {
+        if link.name == "bottleneck" {
+            link.qdisc = bottleneck.clone();
+        }
+        if let Some(i) = link.name.strip_prefix("access_d") {
+            if let Ok(i) = i.parse::<u64>() {
+                link.delay_ns += 3_001 * i;
+            }
+        }
+    });
+    s
+}
+
+/// Every discipline of the catalogue, with a small buffer where it takes
+/// one, and whether it defers its departures.
+fn catalogue() -> Vec<(&'static str, QdiscSpec, bool)> {
+    let on_events = ["codel", "fq_codel", "dcbt", "chips", "dsdrr"];
+    let kinds = [
+        "red",
+        "ared",
+        "red_linux",
+        "fred",
+        "choke",
+        "blue",
+        "sfb",
+        "sfq",
+        "mqfq",
+        "sfed",
+        "pie",
+        "codel",
+        "fq_codel",
+        "cbt",
+        "dcbt",
+        "chips",
+        "drr",
+        "wdrr",
+        "tdrr",
+        "qsdrr",
+        "dtdrr",
+        "dsdrr",
+        "scfq",
+        "wf2q_plus",
+    ];
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let small = format!(r#"{{"kind": "{kind}", "limit": {{"packets": 30}}}}"#);
+            let plain = format!(r#"{{"kind": "{kind}"}}"#);
+            let spec = serde_json::from_str(&small)
+                .or_else(|_| serde_json::from_str(&plain))
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            (kind, spec, !on_events.contains(&kind))
+        })
+        .collect()
+}
+
+#[test]
+fn deferred_departures_do_what_events_would() {
+    for (kind, spec, defers) in catalogue() {
+        // CoDel drops as packets leave; the others named have timers.
+        let q = Qdisc::<SimPacket>::from_spec(&spec, 1);
+        assert_eq!(q.defers_departures(), defers, "{kind}");
+        let (fast, slow) = (
+            run_reserving(scenario(&spec), true),
+            run_reserving(scenario(&spec), false),
+        );
+        let names = slow.queues.strings("link");
+        let bottleneck = names.iter().position(|n| n == "bottleneck").unwrap();
+        assert!(
+            slow.queues.u64("peak_packets")[bottleneck] > 2,
+            "{kind} should queue"
+        );
+        // The express links count a packet when its arrival there is
+        // known, earlier than on events.
+        let express = |name: &str| {
+            name.starts_with("access_s") && name.ends_with("_rev")
+                || name.starts_with("access_d") && !name.ends_with("_rev")
+        };
+        assert_same_results(&fast, &slow, express);
+    }
+}
