@@ -160,11 +160,11 @@ pub trait QueueDiscipline<P: Packet> {
     fn wakeup(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) {}
 
     /// Whether `dequeue` may discard packets (CoDel's head drops). Asked
-    /// once: a discipline that never does, and has no clock, lets its
-    /// caller run its departures when they are next needed instead of
-    /// each at its own time (a simulator's link: `Departures::Deferred`),
-    /// since then only its arrivals and departures, in time order, change
-    /// it. A discipline that drops on dequeue overrides this.
+    /// once: a discipline that never does, and has no clock, is changed
+    /// only by its arrivals and departures, in time order, so its caller
+    /// may run its departures late, when they are next needed, each with
+    /// its own time (a simulator's link: `Departures::Deferred`). A
+    /// discipline that drops on dequeue overrides this.
     fn drops_on_dequeue(&self) -> bool {
         false
     }

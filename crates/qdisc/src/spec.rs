@@ -1987,6 +1987,70 @@ mod tests {
         spec(json).validate().expect_err(json).field
     }
 
+    /// A discipline that says it drops nothing on dequeue (so a simulator
+    /// may run its departures late) drops nothing there, even overloaded:
+    /// a burst of 20 flows far beyond its buffer, then drained slowly.
+    #[test]
+    fn no_drop_on_dequeue_unless_said() {
+        let kinds = [
+            "red",
+            "ared",
+            "red_linux",
+            "fred",
+            "choke",
+            "blue",
+            "sfb",
+            "sfq",
+            "mqfq",
+            "sfed",
+            "pie",
+            "codel",
+            "fq_codel",
+            "cbt",
+            "dcbt",
+            "chips",
+            "drr",
+            "wdrr",
+            "tdrr",
+            "qsdrr",
+            "dtdrr",
+            "dsdrr",
+            "scfq",
+            "wf2q_plus",
+        ];
+        for kind in kinds {
+            let small = format!(r#"{{"kind": "{kind}", "limit": {{"packets": 30}}}}"#);
+            let plain = format!(r#"{{"kind": "{kind}"}}"#);
+            let s: QdiscSpec = serde_json::from_str(&small).unwrap_or_else(|_| spec(&plain));
+            let mut q = s.build::<TestPacket>(1);
+            let mut verdicts = crate::Verdicts::new();
+            let mut dropped_on_dequeue = 0;
+            let mut now = 0;
+            for round in 0..50u64 {
+                for flow in 0..20 {
+                    now += 1_000;
+                    q.enqueue(TestPacket::new(flow, round, 1000), now, &mut verdicts);
+                    verdicts.drain(|_| {});
+                }
+                // Far slower than the arrivals: the queue stays long, and
+                // packets wait long (CoDel's target is 5 ms).
+                for _ in 0..5 {
+                    now += 20_000_000;
+                    q.dequeue(now, &mut verdicts);
+                    dropped_on_dequeue += verdicts.dropped().len();
+                    verdicts.drain(|_| {});
+                }
+            }
+            assert!(
+                q.drops_on_dequeue() || dropped_on_dequeue == 0,
+                "{kind} dropped {dropped_on_dequeue} on dequeue but says it does not"
+            );
+            if kind == "codel" || kind == "fq_codel" {
+                assert!(dropped_on_dequeue > 0, "{kind} should drop on dequeue here");
+            }
+        }
+    }
+
     #[test]
     fn every_kind_builds_from_its_defaults() {
         for kind in [
