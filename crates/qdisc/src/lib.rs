@@ -71,7 +71,7 @@ pub use qdisc::{ConservationError, Qdisc};
 pub use sfb::{Sfb, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
 pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
-pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS};
+pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS, KINDS};
 pub use stats::{DropReason, LossStats, QdiscCounters, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 

@@ -968,6 +968,35 @@ fn weights(list: &[FlowWeight], default_weight: u32) -> FlowWeights {
     FlowWeights::new(list.iter().map(|w| (w.flow, w.weight)), default_weight)
 }
 
+/// Every discipline's `kind` as scenario files spell it (`QdiscSpec::kind`).
+pub const KINDS: [&str; 25] = [
+    "droptail",
+    "red",
+    "ared",
+    "red_linux",
+    "fred",
+    "choke",
+    "blue",
+    "sfb",
+    "sfq",
+    "mqfq",
+    "sfed",
+    "pie",
+    "codel",
+    "fq_codel",
+    "cbt",
+    "dcbt",
+    "chips",
+    "drr",
+    "wdrr",
+    "tdrr",
+    "qsdrr",
+    "dtdrr",
+    "dsdrr",
+    "scfq",
+    "wf2q_plus",
+];
+
 impl QdiscSpec {
     /// The discipline's `kind` as scenario files spell it.
     pub fn kind(&self) -> &'static str {
@@ -1992,36 +2021,11 @@ mod tests {
     /// a burst of 20 flows far beyond its buffer, then drained slowly.
     #[test]
     fn no_drop_on_dequeue_unless_said() {
-        let kinds = [
-            "red",
-            "ared",
-            "red_linux",
-            "fred",
-            "choke",
-            "blue",
-            "sfb",
-            "sfq",
-            "mqfq",
-            "sfed",
-            "pie",
-            "codel",
-            "fq_codel",
-            "cbt",
-            "dcbt",
-            "chips",
-            "drr",
-            "wdrr",
-            "tdrr",
-            "qsdrr",
-            "dtdrr",
-            "dsdrr",
-            "scfq",
-            "wf2q_plus",
-        ];
-        for kind in kinds {
+        for kind in KINDS {
             let small = format!(r#"{{"kind": "{kind}", "limit": {{"packets": 30}}}}"#);
             let plain = format!(r#"{{"kind": "{kind}"}}"#);
             let s: QdiscSpec = serde_json::from_str(&small).unwrap_or_else(|_| spec(&plain));
+            assert_eq!(s.kind(), kind);
             let mut q = s.build::<TestPacket>(1);
             let mut verdicts = crate::Verdicts::new();
             let mut dropped_on_dequeue = 0;

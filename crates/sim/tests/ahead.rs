@@ -26,24 +26,14 @@ const FLOWS: u64 = 12;
 /// receivers behind slow links that queue, the receivers with numbers
 /// divisible by 3 answering over slow links that queue and drop their ACKs.
 fn scenario(bottleneck: QdiscSpec, delayed_ack: bool) -> Scenario {
-    let mut s = Dumbbell {
-        bottleneck_bps: 30_000_007,
-        bottleneck_delay: 5 * MS + 17,
-        buffer: 0, // replaced below
-        access_bps: 1_000_000_000,
-        access_delays: (0..FLOWS).map(|i| 3 * MS + 7_919 * i + 13).collect(),
-        receiver_delay: MS + 101,
-        starts: (0..FLOWS).map(|i| 1_000_003 * i).collect(),
-        duration: 20 * S,
-        warmup: 5 * S + 3,
-        sample: 20 * MS + 1,
-        seed: 5,
-        profile: TcpProfile {
+    let mut s = odd_dumbbell(
+        FLOWS,
+        5,
+        TcpProfile {
             delayed_ack,
             ..reno()
         },
-    }
-    .build();
+    );
     edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
             link.qdisc = bottleneck.clone();

@@ -144,6 +144,31 @@ impl Dumbbell {
     }
 }
 
+/// Twelve Reno flows (or as many as `flows`) through a 30 Mb/s bottleneck
+/// whose buffer the caller sets, every rate and delay odd and distinct so
+/// that two events meet at one nanosecond only by a flow's own pace: the
+/// scenario the tests of work done out of the event order (reservations,
+/// answering ahead, deferred departures) compare against events. Access
+/// delays 3 ms + 7,919 i + 13 ns, starts 1,000,003 i ns apart, 20 s with a
+/// window from 5 s + 3 ns, samples every 20 ms + 1 ns.
+pub fn odd_dumbbell(flows: u64, seed: u64, profile: TcpProfile) -> Scenario {
+    Dumbbell {
+        bottleneck_bps: 30_000_007,
+        bottleneck_delay: 5 * MS + 17,
+        buffer: 0,
+        access_bps: 1_000_000_000,
+        access_delays: (0..flows).map(|i| 3 * MS + 7_919 * i + 13).collect(),
+        receiver_delay: MS + 101,
+        starts: (0..flows).map(|i| 1_000_003 * i).collect(),
+        duration: 20 * S,
+        warmup: 5 * S + 3,
+        sample: 20 * MS + 1,
+        seed,
+        profile,
+    }
+    .build()
+}
+
 /// Change links of `scenario` one at a time, as rows.
 pub fn edit_links(scenario: &mut Scenario, mut edit: impl FnMut(&mut LinkSpec)) {
     let mut rows = scenario.links.rows();

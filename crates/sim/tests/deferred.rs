@@ -19,7 +19,7 @@
 //! reference's as documented (`Simulation::enqueue_deferred`).
 
 mod common;
-use aqmlab_qdisc::{Qdisc, QdiscSpec};
+use aqmlab_qdisc::{Qdisc, QdiscSpec, KINDS};
 use aqmlab_sim::packet::SimPacket;
 use aqmlab_sim::scenario::{FlowGroup, UdpSource};
 use common::*;
@@ -27,21 +27,7 @@ use common::*;
 const FLOWS: u64 = 12;
 
 fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
-    let mut s = Dumbbell {
-        bottleneck_bps: 30_000_007,
-        bottleneck_delay: 5 * MS + 17,
-        buffer: 0, // replaced below
-        access_bps: 1_000_000_000,
-        access_delays: (0..FLOWS).map(|i| 3 * MS + 7_919 * i + 13).collect(),
-        receiver_delay: MS + 101,
-        starts: (0..FLOWS).map(|i| 1_000_003 * i).collect(),
-        duration: 20 * S,
-        warmup: 5 * S + 3,
-        sample: 20 * MS + 1,
-        seed: 4,
-        profile: reno(),
-    }
-    .build();
+    let mut s = odd_dumbbell(FLOWS, 4, reno());
     // Flows 8 to 11 send UDP, 45% of the bottleneck's rate between them.
     for (size, rate_bps) in [(1_137, 7_000_037), (555, 6_500_011)] {
         s.flows.groups.push(FlowGroup::Udp {
@@ -69,38 +55,13 @@ fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
     s
 }
 
-/// Every discipline of the catalogue, with a small buffer where it takes
-/// one, and whether it defers its departures.
+/// Every discipline of the catalogue but the FIFO, with a small buffer
+/// where it takes one, and whether it defers its departures.
 fn catalogue() -> Vec<(&'static str, QdiscSpec, bool)> {
     let on_events = ["codel", "fq_codel", "dcbt", "chips", "dsdrr"];
-    let kinds = [
-        "red",
-        "ared",
-        "red_linux",
-        "fred",
-        "choke",
-        "blue",
-        "sfb",
-        "sfq",
-        "mqfq",
-        "sfed",
-        "pie",
-        "codel",
-        "fq_codel",
-        "cbt",
-        "dcbt",
-        "chips",
-        "drr",
-        "wdrr",
-        "tdrr",
-        "qsdrr",
-        "dtdrr",
-        "dsdrr",
-        "scfq",
-        "wf2q_plus",
-    ];
-    kinds
+    KINDS
         .into_iter()
+        .filter(|&kind| kind != "droptail")
         .map(|kind| {
             let small = format!(r#"{{"kind": "{kind}", "limit": {{"packets": 30}}}}"#);
             let plain = format!(r#"{{"kind": "{kind}"}}"#);

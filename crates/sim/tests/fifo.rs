@@ -22,21 +22,7 @@ fn slow_receiver(i: usize) -> bool {
 }
 
 fn scenario() -> aqmlab_sim::Scenario {
-    let mut s = Dumbbell {
-        bottleneck_bps: 30_000_007,
-        bottleneck_delay: 5 * MS + 17,
-        buffer: 0, // replaced by a byte limit below
-        access_bps: 1_000_000_000,
-        access_delays: (0..FLOWS as u64).map(|i| 3 * MS + 7_919 * i + 13).collect(),
-        receiver_delay: MS + 101,
-        starts: (0..FLOWS as u64).map(|i| 1_000_003 * i).collect(),
-        duration: 20 * S,
-        warmup: 5 * S + 3,
-        sample: 20 * MS + 1,
-        seed: 5,
-        profile: reno(),
-    }
-    .build();
+    let mut s = odd_dumbbell(FLOWS as u64, 5, reno());
     edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
             link.qdisc = QdiscSpec::Droptail {
