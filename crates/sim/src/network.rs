@@ -127,12 +127,12 @@ pub enum Departures {
     /// departures change (`Qdisc::defers_departures`: no clock, no drop on
     /// dequeue; nearly every one but the FIFO) sees them in time order,
     /// each departure at its own time, however late it runs. So they run
-    /// when next needed: at the link's next arrival, before the arrival is
-    /// offered (`Simulation::catch_up`); before anything reads the
-    /// discipline; or at the latest by a `TxDone` event a propagation delay
-    /// after the first of them is due, before the packet it sends can
-    /// reach the far end. Under load that is one event per dozens of
-    /// packets, or none, not one per packet.
+    /// when next needed: those due before the link's next arrival, before
+    /// the arrival is offered (`Simulation::catch_up`); before anything
+    /// reads the discipline; or at the latest by a `TxDone` event a
+    /// propagation delay after the first of them is due, before the packet
+    /// it sends can reach the far end. Under load that is one event per
+    /// dozens of packets, or none, not one per packet.
     Deferred,
     /// Reserved before the arrival: an express link, an unmonitored FIFO
     /// that every packet reaches from one and the same upstream link. Its

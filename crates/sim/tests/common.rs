@@ -144,7 +144,7 @@ impl Dumbbell {
     }
 }
 
-/// Twelve Reno flows (or as many as `flows`) through a 30 Mb/s bottleneck
+/// `flows` Reno flows through a 30 Mb/s bottleneck
 /// whose buffer the caller sets, every rate and delay odd and distinct so
 /// that two events meet at one nanosecond only by a flow's own pace: the
 /// scenario the tests of work done out of the event order (reservations,
