@@ -735,7 +735,8 @@ impl Simulation {
     }
 
     /// `enqueue` for a link whose departures run on events: a discipline
-    /// other than a FIFO, or any link once reservations are off.
+    /// other than a FIFO, or any link once reservations are off (one that
+    /// defers them, most disciplines, goes on to `enqueue_deferred`).
     #[inline(never)]
     fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
         if self.links[l].defers() {
@@ -822,24 +823,33 @@ impl Simulation {
     /// then, with the clock set back to `at` meanwhile. Returns whether
     /// there was one.
     fn depart(&mut self, l: usize, at: Time) -> bool {
+        self.as_of(at, |sim| {
+            let counters = &mut sim.link_records[l].counters;
+            let packet = sim.links[l].qdisc.dequeue(counters, at, &mut sim.verdicts);
+            // Such a discipline drops nothing as packets leave: a drop
+            // counted late would leave the packets in flight overcounted
+            // meanwhile.
+            debug_assert!(
+                sim.verdicts.dropped().is_empty(),
+                "{} dropped a packet on dequeue but says it does not",
+                sim.links[l].qdisc.name()
+            );
+            sim.settle_drops();
+            if let Some(packet) = packet {
+                sim.send(l, packet);
+            }
+            packet.is_some()
+        })
+    }
+
+    /// Do `work` with the clock at `at`, a time whose work is done early
+    /// (`answer_ahead`) or late (`depart`), then put the clock back.
+    #[inline(always)]
+    fn as_of<R>(&mut self, at: Time, work: impl FnOnce(&mut Self) -> R) -> R {
         let now = std::mem::replace(&mut self.now, at);
-        let counters = &mut self.link_records[l].counters;
-        let packet = self.links[l]
-            .qdisc
-            .dequeue(counters, at, &mut self.verdicts);
-        // Such a discipline drops nothing as packets leave: a drop counted
-        // late would leave the packets in flight overcounted meanwhile.
-        debug_assert!(
-            self.verdicts.dropped().is_empty(),
-            "{} dropped a packet on dequeue but says it does not",
-            self.links[l].qdisc.name()
-        );
-        self.settle_drops();
-        if let Some(packet) = packet {
-            self.send(l, packet);
-        }
+        let result = work(self);
         self.now = now;
-        packet.is_some()
+        result
     }
 
     /// A link that defers its departures runs them at the latest a
@@ -956,10 +966,8 @@ impl Simulation {
     /// order (docs/simulator.md, "Answering ahead").
     #[inline(never)]
     fn answer_ahead(&mut self, mut packet: SimPacket, at: Time) {
-        let now = std::mem::replace(&mut self.now, at);
         packet.hop += 1;
-        self.arrive_at_endpoint(packet);
-        self.now = now;
+        self.as_of(at, |sim| sim.arrive_at_endpoint(packet));
     }
 
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
