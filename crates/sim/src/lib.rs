@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod events;
+mod inbox;
 pub mod metrics;
 pub mod names;
 pub mod network;

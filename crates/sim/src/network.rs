@@ -87,7 +87,17 @@ impl Link {
     /// A FIFO that reserves: its departures cost no event.
     #[inline(always)]
     pub fn reserves(&self) -> bool {
-        matches!(self.departures, Departures::Reserved | Departures::Express)
+        matches!(
+            self.departures,
+            Departures::Reserved | Departures::Express | Departures::Gathered
+        )
+    }
+
+    /// A FIFO whose arrivals are gathered in an inbox
+    /// (`Departures::Gathered`).
+    #[inline(always)]
+    pub fn gathers(&self) -> bool {
+        self.departures == Departures::Gathered
     }
 
     /// A discipline whose departures run late (`Departures::Deferred`).
@@ -99,6 +109,28 @@ impl Link {
     #[inline(always)]
     pub fn is_express(&self) -> bool {
         self.departures == Departures::Express
+    }
+
+    /// How late a departure of a link that defers them may run: at the
+    /// latest half its propagation delay after it is due
+    /// (`Simulation::arm_catch_up`), before the packet it sends can reach
+    /// the far end.
+    #[inline]
+    pub fn catch_up_slack(&self) -> Time {
+        self.delay / 2
+    }
+
+    /// The least time from when the work of sending a packet on this link
+    /// is done to the packet's arrival at the far end: its propagation
+    /// delay (a reservation is made by the arrival, an event's send when
+    /// the packet starts), less the slack of a link that defers its
+    /// departures.
+    pub fn sent_ahead(&self) -> Time {
+        if self.defers() {
+            self.delay - self.catch_up_slack()
+        } else {
+            self.delay
+        }
     }
 
     /// Time to serialize `bytes` onto the link, rounded up to a nanosecond
@@ -140,6 +172,14 @@ pub enum Departures {
     /// is reserved as soon as its arrival there is known (when the upstream
     /// link reserves or sends it), and the arrival costs no event either.
     Express,
+    /// Reserved before the arrival, in a batch: a gathering link, an
+    /// unmonitored FIFO that only answers reach, each from the first link
+    /// of its route, to data packets answered ahead
+    /// (`Simulation::answer_ahead`) and known a propagation delay or more
+    /// before the answer can arrive. Its arrivals wait in an inbox
+    /// (`crate::inbox::Inbox`), in order of arrival, until none can come
+    /// before them; then they are reserved, many to an event.
+    Gathered,
 }
 
 /// What the results need of a link, kept out of the hot path: with its

@@ -446,6 +446,8 @@ fn conservation(sim: &Simulation) -> (bool, String) {
         }
         propagating += sim.pipes.len(&l.pipe) as u64;
     }
+    // On their way to a gathering link, in its inbox.
+    propagating += sim.packets_gathering();
     let g = sim.ledger;
     if g.injected != g.received + g.dropped + queued + propagating {
         problems.push(format!(

@@ -7,6 +7,7 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, QdiscCounters, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
+use crate::inbox::Inbox;
 use crate::names::Names;
 use crate::network::{
     Departures, Link, LinkRecord, Monitored, RouteRef, Routes, Upcoming, WindowStart, WindowStarts,
@@ -218,6 +219,8 @@ pub struct Simulation {
     wakes: Vec<(u32, MaybeTime)>,
     /// Every packet propagating on any link.
     pub pipes: Pool<SimPacket>,
+    /// The gathering links' inboxes (`Departures::Gathered`), by link.
+    inboxes: Vec<Inbox>,
     pub routes: Routes,
     pub flows: Vec<Flow>,
     pub groups: Names,
@@ -298,6 +301,7 @@ impl Simulation {
             monitors,
             wakes,
             pipes: Pool::default(),
+            inboxes: Vec::new(),
             routes: Routes::default(),
             flows: Vec::new(),
             groups: Names::default(),
@@ -315,6 +319,7 @@ impl Simulation {
         sim.build_flows();
         sim.mark_express_links();
         sim.mark_answered_ahead(true);
+        sim.mark_gathering_links();
         sim.events
             .schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
         if sim.scenario.sample_interval_ns > 0 {
@@ -501,7 +506,87 @@ impl Simulation {
     /// Answer no packet ahead (`answer_ahead`): the reference that
     /// answering ahead is tested against. Call before `run`.
     pub fn without_answers_ahead(&mut self) {
+        self.without_gathering();
         self.mark_answered_ahead(false);
+    }
+
+    /// Find the gathering links (see [`Departures::Gathered`]): reserving,
+    /// unmonitored FIFOs not express, every arrival of which comes from
+    /// the first link of an answer's route whose data packets are
+    /// answered ahead and reach their receiver through an express link.
+    /// Such a data packet's arrival at the receiver is known once the link
+    /// before the express one has sent it, at least `Link::sent_ahead`
+    /// before it reaches the express link, so its answer comes at least
+    /// that, the express link's delay and the answer link's after.
+    fn mark_gathering_links(&mut self) {
+        // By answer link: (lead, tail) of the inbox it would feed.
+        let mut feeds: Vec<Option<(Time, Time)>> = vec![None; self.links.len()];
+        for flow in &self.flows {
+            let hops = self.routes.links(flow.forward).count();
+            let Some(answer) = self.routes.answered_ahead(flow.forward, hops as u8) else {
+                continue;
+            };
+            let mut last_two = self.routes.links(flow.forward).skip(hops.saturating_sub(2));
+            let (Some(b), Some(e)) = (last_two.next(), last_two.next()) else {
+                continue;
+            };
+            let (b, e, a) = (
+                &self.links[b as usize],
+                &self.links[e as usize],
+                &self.links[answer as usize],
+            );
+            if e.is_express() {
+                // `tx_time(1)`: at least a nanosecond, so that a packet due
+                // now is always due before any answer to come.
+                let tail = a.delay + a.tx_time(1);
+                feeds[answer as usize] = Some((b.sent_ahead() + e.delay + tail, tail));
+            }
+        }
+        // By candidate link: the least lead and tail of its feeders, or
+        // `None` once one arrival comes from elsewhere.
+        let mut gathers: Vec<Option<(Time, Time)>> = (self.links.iter())
+            .map(|link| {
+                (link.departures == Departures::Reserved && !link.is_monitored())
+                    .then_some((Time::MAX, Time::MAX))
+            })
+            .collect();
+        for (previous, l) in self.routes.hops() {
+            let g = &mut gathers[l as usize];
+            *g = match (*g, previous.and_then(|f| feeds[f as usize])) {
+                (Some((lead, tail)), Some((l2, t2))) => Some((lead.min(l2), tail.min(t2))),
+                _ => None,
+            };
+        }
+        for (previous, l) in self.routes.hops() {
+            if let (Some(f), Some(_)) = (previous, gathers[l as usize]) {
+                self.links[f as usize].feeds_express = true;
+            }
+        }
+        for (l, g) in gathers.into_iter().enumerate() {
+            if let Some((lead, tail)) = g.filter(|&(lead, _)| lead < Time::MAX) {
+                self.links[l].departures = Departures::Gathered;
+                self.inboxes.push(Inbox::new(l as u32, lead, tail));
+            }
+        }
+    }
+
+    /// Gather no link's arrivals (`mark_gathering_links`): every arrival
+    /// at them an event, the reference that gathering is tested against.
+    /// Call before `run`.
+    pub fn without_gathering(&mut self) {
+        for (previous, l) in self.routes.hops() {
+            if let (Some(f), true) = (previous, self.links[l as usize].gathers()) {
+                self.links[f as usize].feeds_express = false;
+            }
+        }
+        for inbox in self.inboxes.drain(..) {
+            self.links[inbox.link as usize].departures = Departures::Reserved;
+        }
+    }
+
+    /// Packets held in the gathering links' inboxes, on their way there.
+    pub fn packets_gathering(&self) -> u64 {
+        self.inboxes.iter().map(|inbox| inbox.len() as u64).sum()
     }
 
     /// Run every link on events: each arrival an event (express links
@@ -509,6 +594,7 @@ impl Simulation {
     /// that chooses its next packet at the departure runs. The reference
     /// the reservations are tested against. Call before `run`.
     pub fn without_reservations(&mut self) {
+        self.inboxes.clear();
         for link in &mut self.links {
             link.departures = Departures::Events;
             link.feeds_express = false;
@@ -852,14 +938,15 @@ impl Simulation {
         result
     }
 
-    /// A link that defers its departures runs them at the latest a
-    /// propagation delay after the first is due, before the packet it
-    /// sends can reach the far end: make sure an event will.
+    /// A link that defers its departures runs them at the latest half a
+    /// propagation delay after the first is due (`Link::catch_up_slack`),
+    /// before the packet it sends can reach the far end: make sure an
+    /// event will.
     fn arm_catch_up(&mut self, l: usize) {
         let link = &mut self.links[l];
         if !link.tx_scheduled && link.qdisc.backlog().packets > 0 {
             link.tx_scheduled = true;
-            let at = link.busy_until + link.delay;
+            let at = link.busy_until + link.catch_up_slack();
             self.events.schedule(at, Event::TxDone(l as u32));
         }
     }
@@ -871,6 +958,8 @@ impl Simulation {
         if self.links[l].defers() {
             self.catch_up(l, self.now);
             self.arm_catch_up(l);
+        } else if self.links[l].gathers() {
+            self.drain_inbox(l);
         } else {
             self.transmit(l);
         }
@@ -927,13 +1016,19 @@ impl Simulation {
                 None => return,
             }
         }
-        let link = &mut self.links[l];
-        if link.pipe.is_empty() && arrive < self.answer_ahead_before {
-            if let Some(answer) = self.routes.answered_ahead(packet.route, packet.hop + 1) {
-                if self.links[answer as usize].busy_until <= arrive {
-                    self.answer_ahead(packet, arrive);
-                    return;
-                }
+        if let Some(answer) = self.routes.answered_ahead(packet.route, packet.hop + 1) {
+            let answer = &self.links[answer as usize];
+            if self.links[l].pipe.is_empty()
+                && arrive < self.answer_ahead_before
+                && answer.busy_until <= arrive
+            {
+                self.answer_ahead(packet, arrive);
+                return;
+            }
+            if answer.feeds_express {
+                // Its answer will come to a gathering link in its arrival's
+                // event (the answer link feeds nothing express otherwise).
+                self.expect_answer(packet.flow, arrive);
             }
         }
         let link = &mut self.links[l];
@@ -973,7 +1068,8 @@ impl Simulation {
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
     /// through the express links that follow, now. Returns the last link
     /// it entered (whose pipe it joins) and when it leaves that link's far
-    /// end, or `None` if one of them dropped it.
+    /// end, or `None` if one of them dropped it or it went into a gathering
+    /// link's inbox.
     #[inline(always)]
     fn through_express(
         &mut self,
@@ -983,6 +1079,11 @@ impl Simulation {
     ) -> Option<(usize, Time)> {
         while let Some(next) = self.routes.link(packet.route, packet.hop + 1) {
             if !self.links[next as usize].is_express() {
+                if self.links[next as usize].gathers() {
+                    packet.hop += 1;
+                    self.gather(next as usize, *packet, arrive);
+                    return None;
+                }
                 break;
             }
             packet.hop += 1;
@@ -1103,8 +1204,96 @@ impl Simulation {
         packet.hop += 1;
         match self.routes.link(packet.route, packet.hop) {
             Some(next) => self.enqueue(next as usize, packet),
-            None => self.arrive_at_endpoint(packet),
+            None => {
+                let expected = (self.routes.answered_ahead(packet.route, packet.hop))
+                    .is_some_and(|answer| self.links[answer as usize].feeds_express);
+                let flow = packet.flow;
+                self.arrive_at_endpoint(packet);
+                if expected {
+                    self.answered_expected(flow);
+                }
+            }
         }
+    }
+
+    /// `packet` reaches gathering link `l` at `at`: into its inbox, and an
+    /// event to take it in by then at the latest.
+    fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time) {
+        packet.at = at;
+        let inbox = self.inbox(l);
+        inbox.insert(packet);
+        if at < inbox.armed_at {
+            inbox.armed_at = at;
+            self.events.schedule(at, Event::TxDone(l as u32));
+        }
+    }
+
+    /// Gathering link `l`'s event: reserve the arrivals in its inbox that
+    /// nothing can come before now, in order, then wait for the first
+    /// left. Each is reserved as its arrival's event would (the link is a
+    /// FIFO, whose future its arrivals alone decide), and goes on through
+    /// the express links after it into the pipe of the last.
+    #[inline(never)]
+    fn drain_inbox(&mut self, l: usize) {
+        let i = self.inbox_index(l);
+        if self.inboxes[i].armed_at != self.now {
+            return; // superseded by an earlier one
+        }
+        // Constant while it drains: what leaves goes on to senders.
+        let horizon = self.inboxes[i].horizon(self.now, self.answer_ahead_before);
+        while let Some(packet) = self.inboxes[i].pop_before(horizon) {
+            if let Some(arrive) = self.reserve(l, &packet, packet.at) {
+                self.enter_pipe(l, packet, arrive);
+            }
+        }
+        let inbox = &mut self.inboxes[i];
+        inbox.armed_at = inbox.first_due().unwrap_or(Time::MAX);
+        if let Some(t) = inbox.first_due() {
+            self.events.schedule(t, Event::TxDone(l as u32));
+        }
+    }
+
+    /// A data packet of `flow` reaching its receiver at `at` will be
+    /// answered in its arrival's event: its gathering link waits for it.
+    #[cold]
+    #[inline(never)]
+    fn expect_answer(&mut self, flow: u32, at: Time) {
+        let reverse = self.flows[flow as usize].reverse;
+        let l = self
+            .routes
+            .link(reverse, 1)
+            .expect("an answer link feeds a gathering link");
+        self.inbox(l as usize).expect(at);
+    }
+
+    /// An expected data packet of `flow` (`expect_answer`) was answered.
+    #[cold]
+    #[inline(never)]
+    fn answered_expected(&mut self, flow: u32) {
+        let reverse = self.flows[flow as usize].reverse;
+        let l = self
+            .routes
+            .link(reverse, 1)
+            .expect("an answer link feeds a gathering link");
+        self.inbox(l as usize).answered();
+    }
+
+    /// Where gathering link `l`'s inbox is (they are kept by link).
+    #[inline]
+    fn inbox_index(&self, l: usize) -> usize {
+        match self
+            .inboxes
+            .binary_search_by_key(&(l as u32), |inbox| inbox.link)
+        {
+            Ok(i) => i,
+            Err(_) => unreachable!("link {l} gathers, so it has an inbox"),
+        }
+    }
+
+    #[inline]
+    fn inbox(&mut self, l: usize) -> &mut Inbox {
+        let i = self.inbox_index(l);
+        &mut self.inboxes[i]
     }
 
     fn qdisc_wake(&mut self, l: usize) {

@@ -39,10 +39,21 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
     s
 }
 
+/// Reserving, express links included, but with the reverse bottleneck's
+/// arrivals each an event: the slow links before the receivers make ACKs
+/// meet there at one nanosecond, and gathering them (tests/gather.rs)
+/// takes ties in another order.
+fn run_express(scenario: aqmlab_sim::Scenario) -> Results {
+    let mut sim = aqmlab_sim::Simulation::new(scenario);
+    sim.without_gathering();
+    assert!(sim.run(|_| true));
+    Results::collect(sim, 0.0)
+}
+
 #[test]
 fn express_links_do_what_events_would() {
     let (fast, slow) = (
-        run_reserving(slow_receivers(), true),
+        run_express(slow_receivers()),
         run_reserving(slow_receivers(), false),
     );
     let events = |r: &Results| match r.summary_value("events") {

@@ -1,0 +1,172 @@
+//! The inbox of a gathering link (`Departures::Gathered`): the arrivals
+//! of a FIFO that only answers reach, held in order of arrival until no
+//! other arrival can come before them, then reserved in one batch.
+//!
+//! Every arrival at a gathering link is the ACK of a data packet answered
+//! by its receiver; the data packet's arrival there is known, at the
+//! latest, when a reserving link before the receiver's express link
+//! reserves it, at least `lead` (the propagation delays from that link to
+//! the gathering one) before the ACK can reach the gathering link. So at
+//! time `now` every arrival before `now + lead` is already in the inbox,
+//! except the answers to packets on their way to receivers that were not
+//! answered ahead: the inbox counts those (`expect`, `answered`) and holds
+//! back the arrivals from the earliest time their answers could come.
+//! See docs/simulator.md, "Gathering links".
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::packet::SimPacket;
+use crate::Time;
+
+pub struct Inbox {
+    /// The gathering link.
+    pub link: u32,
+    /// No answer can reach the link sooner than this after the data
+    /// packet it answers was reserved on its way to the receiver.
+    lead: Time,
+    /// No answer can reach the link sooner than this after the data
+    /// packet it answers reached its receiver.
+    tail: Time,
+    /// The arrivals, `at` their arrival time at the link, in order of
+    /// arrival (ties in the order they came).
+    packets: VecDeque<SimPacket>,
+    /// When the data packets on their way to receivers in pipes, not
+    /// answered ahead, whose answers will come here, reach their
+    /// receivers. They are answered in that order (their arrivals are
+    /// events), so the earliest is the next answered.
+    expected: BinaryHeap<Reverse<Time>>,
+    /// When the pending `TxDone` event that drains the inbox is due.
+    pub armed_at: Time,
+}
+
+impl Inbox {
+    pub fn new(link: u32, lead: Time, tail: Time) -> Self {
+        Self {
+            link,
+            lead,
+            tail,
+            packets: VecDeque::new(),
+            expected: BinaryHeap::new(),
+            armed_at: Time::MAX,
+        }
+    }
+
+    /// Take in an arrival (`packet.at`): nearly always the latest.
+    #[inline]
+    pub fn insert(&mut self, packet: SimPacket) {
+        match self.packets.back() {
+            Some(last) if last.at > packet.at => self.insert_sorted(packet),
+            _ => self.packets.push_back(packet),
+        }
+    }
+
+    /// An arrival before the latest: placed from the back, after those at
+    /// its time.
+    #[cold]
+    fn insert_sorted(&mut self, packet: SimPacket) {
+        let i = self.packets.partition_point(|p| p.at <= packet.at);
+        self.packets.insert(i, packet);
+    }
+
+    /// A data packet reaching its receiver at `at` will be answered in its
+    /// arrival's event, not ahead.
+    pub fn expect(&mut self, at: Time) {
+        self.expected.push(Reverse(at));
+    }
+
+    /// The earliest expected packet has reached its receiver and been
+    /// answered (its answer is in the inbox, or dropped on the way).
+    pub fn answered(&mut self) {
+        self.expected.pop();
+    }
+
+    /// At time `now`, every arrival before this is in the inbox, and the
+    /// link's counters are not read before the arrivals at `before` (the
+    /// measurement window's opening, until it opens).
+    #[inline]
+    pub fn horizon(&self, now: Time, before: Time) -> Time {
+        let expected = self.expected.peek().map_or(Time::MAX, |e| e.0 + self.tail);
+        (now + self.lead).min(expected).min(before)
+    }
+
+    /// The next arrival, if it comes before `horizon`.
+    #[inline]
+    pub fn pop_before(&mut self, horizon: Time) -> Option<SimPacket> {
+        if self.packets.front()?.at < horizon {
+            self.packets.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// When the first arrival held is due.
+    pub fn first_due(&self) -> Option<Time> {
+        self.packets.front().map(|p| p.at)
+    }
+
+    /// Packets held (on their way to the link).
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Inbox;
+    use crate::packet::{Kind, SimPacket};
+
+    fn at(t: u64, flow: u32) -> SimPacket {
+        SimPacket {
+            stamp: 0,
+            at: t,
+            flow,
+            route: 0,
+            seq: 0,
+            size: 40,
+            epoch: 0,
+            hop: 1,
+            kind: Kind::Ack,
+            class: Default::default(),
+            ecn: Default::default(),
+            ece: false,
+        }
+    }
+
+    #[test]
+    fn arrivals_leave_in_time_order_ties_as_they_came() {
+        let mut inbox = Inbox::new(0, 100, 10);
+        for (t, f) in [(50, 0), (70, 1), (60, 2), (70, 3), (10, 4)] {
+            inbox.insert(at(t, f));
+        }
+        let mut out = Vec::new();
+        while let Some(p) = inbox.pop_before(inbox.horizon(1_000, u64::MAX)) {
+            out.push((p.at, p.flow));
+        }
+        assert_eq!(out, [(10, 4), (50, 0), (60, 2), (70, 1), (70, 3)]);
+    }
+
+    #[test]
+    fn holds_back_what_could_still_be_overtaken() {
+        let mut inbox = Inbox::new(0, 100, 10);
+        inbox.insert(at(150, 0));
+        inbox.insert(at(120, 1));
+        // At 20, an answer reserved now could arrive at 120: nothing yet.
+        assert_eq!(inbox.horizon(20, u64::MAX), 120);
+        assert!(inbox.pop_before(120).is_none());
+        assert_eq!(inbox.pop_before(121).map(|p| p.flow), Some(1));
+        // A packet expected at its receiver at 100 answers at 110 at the
+        // soonest: hold back from then until it is answered.
+        inbox.expect(100);
+        inbox.expect(90);
+        assert_eq!(inbox.horizon(60, u64::MAX), 100);
+        inbox.answered();
+        assert_eq!(inbox.horizon(60, u64::MAX), 110);
+        inbox.answered();
+        assert_eq!(inbox.horizon(60, u64::MAX), 160);
+        assert_eq!(inbox.horizon(60, 150), 150, "the window opens at 150");
+        assert!(inbox.pop_before(150).is_none());
+        assert_eq!(inbox.pop_before(151).map(|p| p.flow), Some(0));
+        assert_eq!(inbox.len(), 0);
+    }
+}
