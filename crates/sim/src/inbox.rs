@@ -100,6 +100,13 @@ impl Inbox {
         }
     }
 
+    /// The `k`-th arrival held, counting from the first (to fetch what it
+    /// will read early).
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<&SimPacket> {
+        self.packets.get(k)
+    }
+
     /// When the first arrival held is due.
     pub fn first_due(&self) -> Option<Time> {
         self.packets.front().map(|p| p.at)

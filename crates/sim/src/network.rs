@@ -161,9 +161,9 @@ pub enum Departures {
     /// each departure at its own time, however late it runs. So they run
     /// when next needed: those due before the link's next arrival, before
     /// the arrival is offered (`Simulation::catch_up`); before anything
-    /// reads the discipline; or at the latest by a `TxDone` event a
+    /// reads the discipline; or at the latest by a `TxDone` event half a
     /// propagation delay after the first of them is due, before the packet
-    /// it sends can reach the far end. Under load that is one event per
+    /// it sends can reach the far end (`Link::catch_up_slack`). Under load that is one event per
     /// dozens of packets, or none, not one per packet.
     Deferred,
     /// Reserved before the arrival: an express link, an unmonitored FIFO

@@ -111,6 +111,11 @@ impl<T: Copy> Pool<T> {
         (list.head != NIL).then(|| &self.nodes[list.head as usize].item)
     }
 
+    #[inline]
+    pub fn back<'a>(&'a self, list: &List) -> Option<&'a T> {
+        (list.tail != NIL).then(|| &self.nodes[list.tail as usize].item)
+    }
+
     /// Append `item` to `list`, first giving the item it follows (if any)
     /// to `ahead`; returns whether the list was empty.
     #[inline]
