@@ -17,7 +17,7 @@
 mod common;
 use aqmlab_qdisc::{Limit, QdiscSpec};
 use aqmlab_sim::scenario::TcpProfile;
-use aqmlab_sim::{Results, Scenario, Simulation};
+use aqmlab_sim::{Results, Scenario};
 use common::*;
 
 const FLOWS: u64 = 12;
@@ -75,13 +75,11 @@ fn qsdrr() -> QdiscSpec {
 }
 
 fn run(scenario: Scenario, answer_ahead: bool) -> Results {
-    scenario.check().unwrap();
-    let mut sim = Simulation::new(scenario);
-    if !answer_ahead {
-        sim.without_answers_ahead();
-    }
-    assert!(sim.run(|_| true));
-    Results::collect(sim, 0.0)
+    run_prepared(scenario, |sim| {
+        if !answer_ahead {
+            sim.without_answers_ahead();
+        }
+    })
 }
 
 #[test]

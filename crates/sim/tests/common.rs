@@ -210,17 +210,28 @@ pub fn series(r: &aqmlab_sim::Results, metric: &str, entity: &str) -> Vec<(f64, 
         .collect()
 }
 
+/// `scenario` checked and run to its end, after `prepare` has had the
+/// simulation (to turn a mechanism off for a reference run).
+pub fn run_prepared(
+    scenario: Scenario,
+    prepare: impl FnOnce(&mut aqmlab_sim::Simulation),
+) -> aqmlab_sim::Results {
+    scenario.check().unwrap();
+    let mut sim = aqmlab_sim::Simulation::new(scenario);
+    prepare(&mut sim);
+    assert!(sim.run(|_| true));
+    aqmlab_sim::Results::collect(sim, 0.0)
+}
+
 /// `scenario` run to its end, with the FIFOs reserving their departures as
 /// the simulator does, or (`reserve` false) with every link on events: the
 /// reference the reservations are tested against.
 pub fn run_reserving(scenario: Scenario, reserve: bool) -> aqmlab_sim::Results {
-    scenario.check().unwrap();
-    let mut sim = aqmlab_sim::Simulation::new(scenario);
-    if !reserve {
-        sim.without_reservations();
-    }
-    assert!(sim.run(|_| true));
-    aqmlab_sim::Results::collect(sim, 0.0)
+    run_prepared(scenario, |sim| {
+        if !reserve {
+            sim.without_reservations();
+        }
+    })
 }
 
 /// One cell of a table, printed (columns differ in type; NaN, an empty

@@ -44,10 +44,7 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
 /// meet there at one nanosecond, and gathering them (tests/gather.rs)
 /// takes ties in another order.
 fn run_express(scenario: aqmlab_sim::Scenario) -> Results {
-    let mut sim = aqmlab_sim::Simulation::new(scenario);
-    sim.without_gathering();
-    assert!(sim.run(|_| true));
-    Results::collect(sim, 0.0)
+    run_prepared(scenario, |sim| sim.without_gathering())
 }
 
 #[test]

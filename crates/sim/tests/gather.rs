@@ -8,17 +8,15 @@
 
 mod common;
 use aqmlab_qdisc::{Limit, QdiscSpec};
-use aqmlab_sim::{Results, Scenario, Simulation};
+use aqmlab_sim::{Results, Scenario};
 use common::*;
 
 fn run(scenario: Scenario, gather: bool) -> Results {
-    scenario.check().unwrap();
-    let mut sim = Simulation::new(scenario);
-    if !gather {
-        sim.without_gathering();
-    }
-    assert!(sim.run(|_| true));
-    Results::collect(sim, 0.0)
+    run_prepared(scenario, |sim| {
+        if !gather {
+            sim.without_gathering();
+        }
+    })
 }
 
 /// Twelve Reno flows through a 30 Mb/s bottleneck that drops.
