@@ -1310,24 +1310,25 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn expect_answer(&mut self, flow: u32, at: Time) {
-        let reverse = self.flows[flow as usize].reverse;
-        let l = self
-            .routes
-            .link(reverse, 1)
-            .expect("an answer link feeds a gathering link");
-        self.inbox(l as usize).expect(at);
+        self.inbox_answering(flow).expect(at);
     }
 
     /// An expected data packet of `flow` (`expect_answer`) was answered.
     #[cold]
     #[inline(never)]
     fn answered_expected(&mut self, flow: u32) {
+        self.inbox_answering(flow).answered();
+    }
+
+    /// The inbox of the gathering link that `flow`'s answers reach, the
+    /// second of their route.
+    fn inbox_answering(&mut self, flow: u32) -> &mut Inbox {
         let reverse = self.flows[flow as usize].reverse;
         let l = self
             .routes
             .link(reverse, 1)
             .expect("an answer link feeds a gathering link");
-        self.inbox(l as usize).answered();
+        self.inbox(l as usize)
     }
 
     /// Where gathering link `l`'s inbox is (they are kept by link).
