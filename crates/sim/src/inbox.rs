@@ -3,10 +3,11 @@
 //! other arrival can come before them, then reserved in one batch.
 //!
 //! Every arrival at a gathering link is the ACK of a data packet answered
-//! by its receiver; the data packet's arrival there is known, at the
-//! latest, when a reserving link before the receiver's express link
-//! reserves it, at least `lead` (the propagation delays from that link to
-//! the gathering one) before the ACK can reach the gathering link. So at
+//! by its receiver; the data packet's arrival there is known once the link
+//! before the receiver's express link has sent it (reserved it, sent it in
+//! an event, or, deferring its departures, at most half its delay late:
+//! `Link::sent_ahead`), at least `lead` (the propagation delays left from
+//! there to the gathering link) before the ACK can reach it. So at
 //! time `now` every arrival before `now + lead` is already in the inbox,
 //! except the answers to packets on their way to receivers that were not
 //! answered ahead: the inbox counts those (`expect`, `answered`) and holds
@@ -61,8 +62,8 @@ impl Inbox {
         }
     }
 
-    /// An arrival before the latest: placed from the back, after those at
-    /// its time.
+    /// An arrival before the latest (an answer not given ahead, or one
+    /// whose receiver is nearer): placed in order, after those at its time.
     #[cold]
     fn insert_sorted(&mut self, packet: SimPacket) {
         let i = self.packets.partition_point(|p| p.at <= packet.at);
