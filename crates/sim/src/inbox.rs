@@ -37,8 +37,9 @@ pub struct Inbox {
     /// receivers. They are answered in that order (their arrivals are
     /// events), so the earliest is the next answered.
     expected: BinaryHeap<Reverse<Time>>,
-    /// When the pending `TxDone` event that drains the inbox is due.
-    pub armed_at: Time,
+    /// When the pending `TxDone` event that drains the inbox is due
+    /// (`Time::MAX`: none).
+    armed_at: Time,
 }
 
 impl Inbox {
@@ -106,6 +107,26 @@ impl Inbox {
     #[inline]
     pub fn get(&self, k: usize) -> Option<&SimPacket> {
         self.packets.get(k)
+    }
+
+    /// An event to drain the inbox is wanted at `at`: whether one must be
+    /// scheduled (none is pending by then).
+    pub fn arm(&mut self, at: Time) -> bool {
+        let earlier = at < self.armed_at;
+        if earlier {
+            self.armed_at = at;
+        }
+        earlier
+    }
+
+    /// A drain event runs at `now`: whether it is the one pending (an
+    /// earlier one may have superseded it), which is then used up.
+    pub fn fire(&mut self, now: Time) -> bool {
+        let due = self.armed_at == now;
+        if due {
+            self.armed_at = Time::MAX;
+        }
+        due
     }
 
     /// When the first arrival held is due.

@@ -39,7 +39,9 @@ pub struct Link {
     monitor: u32,
     /// How the link's departures are found (one byte).
     pub departures: Departures,
-    /// Some packets leaving this link go on to an express link.
+    /// Some packets leaving this link go on to an express link, or into a
+    /// gathering link's inbox: either way on, in `through_express`, as
+    /// this link reserves or sends them.
     pub feeds_express: bool,
     /// A `TxDone` event is pending (never on a link that reserves; on a
     /// link that defers its departures, the event that runs them at the
@@ -163,8 +165,9 @@ pub enum Departures {
     /// the arrival is offered (`Simulation::catch_up`); before anything
     /// reads the discipline; or at the latest by a `TxDone` event half a
     /// propagation delay after the first of them is due, before the packet
-    /// it sends can reach the far end (`Link::catch_up_slack`). Under load that is one event per
-    /// dozens of packets, or none, not one per packet.
+    /// it sends can reach the far end (`Link::catch_up_slack`). Under
+    /// load that is one event per dozens of packets, or none, not one per
+    /// packet.
     Deferred,
     /// Reserved before the arrival: an express link, an unmonitored FIFO
     /// that every packet reaches from one and the same upstream link. Its
@@ -175,8 +178,8 @@ pub enum Departures {
     /// Reserved before the arrival, in a batch: a gathering link, an
     /// unmonitored FIFO that only answers reach, each from the first link
     /// of its route, to data packets answered ahead
-    /// (`Simulation::answer_ahead`) and known a propagation delay or more
-    /// before the answer can arrive. Its arrivals wait in an inbox
+    /// (`Simulation::answer_ahead`) and known ahead of the answer's
+    /// arrival by propagation delays (`Link::sent_ahead`). Its arrivals wait in an inbox
     /// (`crate::inbox::Inbox`), in order of arrival, until none can come
     /// before them; then they are reserved, many to an event.
     Gathered,

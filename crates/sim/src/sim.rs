@@ -1237,8 +1237,7 @@ impl Simulation {
         packet.at = at;
         let inbox = self.inbox(l);
         inbox.insert(packet);
-        if at < inbox.armed_at {
-            inbox.armed_at = at;
+        if inbox.arm(at) {
             self.events.schedule(at, Event::TxDone(l as u32));
         }
     }
@@ -1251,7 +1250,7 @@ impl Simulation {
     #[inline(never)]
     fn drain_inbox(&mut self, l: usize) {
         let i = self.inbox_index(l);
-        if self.inboxes[i].armed_at != self.now {
+        if !self.inboxes[i].fire(self.now) {
             return; // superseded by an earlier one
         }
         // Constant while it drains: what leaves goes on to senders.
@@ -1266,8 +1265,7 @@ impl Simulation {
             }
         }
         let inbox = &mut self.inboxes[i];
-        inbox.armed_at = inbox.first_due().unwrap_or(Time::MAX);
-        if let Some(t) = inbox.first_due() {
+        if let Some(t) = inbox.first_due().filter(|&t| inbox.arm(t)) {
             self.events.schedule(t, Event::TxDone(l as u32));
         }
     }
