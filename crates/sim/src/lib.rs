@@ -10,6 +10,7 @@
 pub mod check;
 pub mod events;
 mod inbox;
+pub mod ledger;
 pub mod metrics;
 pub mod names;
 pub mod network;
@@ -18,6 +19,7 @@ pub mod pool;
 mod prefetch;
 pub mod results;
 pub mod scenario;
+mod sender_samples;
 pub mod sim;
 pub mod tcp;
 

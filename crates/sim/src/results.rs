@@ -448,7 +448,7 @@ fn conservation(sim: &Simulation) -> (bool, String) {
     }
     // On their way to a gathering link, in its inbox.
     propagating += sim.packets_gathering();
-    let g = sim.ledger;
+    let g = &sim.ledger;
     if g.injected != g.received + g.dropped + queued + propagating {
         problems.push(format!(
             "end to end: injected {} != received {} + dropped {} + queued {} + propagating {}",

@@ -8,12 +8,14 @@ use aqmlab_qdisc::{Qdisc, QdiscCounters, TrafficClass, Verdicts};
 
 use crate::events::{Event, EventQueue};
 use crate::inbox::Inbox;
+pub use crate::ledger::Ledger;
 use crate::names::Names;
 use crate::network::{
     Departures, Link, LinkRecord, Monitored, RouteRef, Routes, Upcoming, WindowStart, WindowStarts,
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
+use crate::sender_samples::{KeptSamples, SenderSample};
 use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
@@ -181,25 +183,6 @@ struct ArrivalProcess {
     rng: Rng,
 }
 
-/// End-to-end packet accounting.
-#[derive(Default, Debug, Clone, Copy)]
-pub struct Ledger {
-    pub injected: u64,
-    pub received: u64,
-    pub dropped: u64,
-    pub data_received: u64,
-    /// Most packets ever in the network at once (queued or propagating):
-    /// the denominator of the memory-per-packet figure.
-    pub peak_in_flight: u64,
-}
-
-impl Ledger {
-    #[inline]
-    pub fn in_flight(&self) -> u64 {
-        self.injected - self.received - self.dropped
-    }
-}
-
 pub struct Simulation {
     pub scenario: Scenario,
     pub now: Time,
@@ -239,6 +222,11 @@ pub struct Simulation {
     /// arrival at the opening comes after it), then just past the run's
     /// end (events at the end still run).
     answer_ahead_before: Time,
+    /// When the next `Sample` event runs (`Time::MAX` without samples).
+    sample_due: Time,
+    /// What the next sample reads of the senders that answered ahead past
+    /// its time.
+    kept_samples: KeptSamples,
 }
 
 /// Runs of names, written out into the compact store.
@@ -314,6 +302,11 @@ impl Simulation {
             warmed_up: false,
             delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
             answer_ahead_before: scenario.warmup_ns.min(scenario.duration_ns + 1),
+            sample_due: match scenario.sample_interval_ns {
+                0 => Time::MAX,
+                _ => 0,
+            },
+            kept_samples: KeptSamples::default(),
             scenario,
         };
         sim.build_flows();
@@ -466,40 +459,49 @@ impl Simulation {
         self.routes.mark_express(|l| links[l as usize].is_express());
     }
 
-    /// Mark the flows whose data packets may be answered ahead (see
-    /// `answer_ahead`), or (`allow` false) none. A flow qualifies when its
-    /// receiver's answer to a packet is one ACK at once, which nothing
-    /// else can meet on its first link: a TCP flow of one transfer (an
-    /// on-off source's receiver ignores a past transfer's stragglers)
-    /// without delayed ACKs, whose answers leave on a reserving FIFO that
-    /// no other route takes, that is not monitored (its samples and delays
-    /// are taken in time), feeds no express link (which could drop the
-    /// ACK) and lets an ACK pass when idle.
+    /// Mark the routes whose packets may be answered ahead (see
+    /// `answer_ahead`), or (`allow` false) none. A TCP flow of one transfer
+    /// (an on-off source's receiver ignores a past transfer's stragglers)
+    /// qualifies at either end when the answer leaves on a reserving FIFO
+    /// that no other route takes, that is not monitored (its samples and
+    /// delays are taken in time), feeds no express link (which could drop
+    /// the answer) and lets a packet of the answer's size pass when idle:
+    /// - data packets, at the receiver, if it answers each with one ACK at
+    ///   once (no delayed ACKs);
+    /// - ACKs, at the sender, unless its window is traced (each sample
+    ///   writes it out).
     fn mark_answered_ahead(&mut self, allow: bool) {
         let mut uses = vec![0u32; self.links.len()];
         for (_, l) in self.routes.hops() {
             uses[l as usize] += 1;
         }
+        let answer_passes = |route: RouteRef, size: u32| {
+            self.routes.link(route, 0).is_some_and(|a| {
+                let link = &self.links[a as usize];
+                uses[a as usize] == 1
+                    && link.reserves()
+                    && !link.is_monitored()
+                    && !link.feeds_express
+                    && link.qdisc.admits_into_empty(size)
+            })
+        };
+        let mut marks = Vec::with_capacity(2 * self.flows.len());
         for flow in &self.flows {
-            let acks_at_once = match &flow.transport {
-                Transport::Tcp(tcp) => {
+            let (data, acks) = match &flow.transport {
+                Transport::Tcp(tcp) if allow && tcp.on_off.is_none() => {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
-                    (!p.delayed_ack && tcp.on_off.is_none()).then_some(p.ack_size)
+                    (
+                        !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
+                        !tcp.trace_cwnd && answer_passes(flow.forward, p.packet_size),
+                    )
                 }
-                Transport::Udp(_) => None,
+                _ => (false, false),
             };
-            let ahead = allow
-                && acks_at_once.is_some_and(|ack_size| {
-                    self.routes.link(flow.reverse, 0).is_some_and(|r| {
-                        let link = &self.links[r as usize];
-                        uses[r as usize] == 1
-                            && link.reserves()
-                            && !link.is_monitored()
-                            && !link.feeds_express
-                            && link.qdisc.admits_into_empty(ack_size)
-                    })
-                });
-            self.routes.set_answered_ahead(flow.forward, ahead);
+            marks.push((flow.forward, data));
+            marks.push((flow.reverse, acks));
+        }
+        for (route, ahead) in marks {
+            self.routes.set_answered_ahead(route, ahead);
         }
     }
 
@@ -654,6 +656,9 @@ impl Simulation {
                 break;
             }
             self.now = time;
+            if time >= self.ledger.next_due() {
+                self.ledger.settle_due(time);
+            }
             self.events_processed += 1;
             if deep_prefetch {
                 self.prefetch_ahead();
@@ -669,6 +674,7 @@ impl Simulation {
             }
         }
         self.now = end;
+        self.ledger.settle_due(end);
         if !self.warmed_up {
             self.open_window();
         }
@@ -802,8 +808,7 @@ impl Simulation {
     /// in reply to one that reached it (`arrive_at_endpoint`).
     #[inline(always)]
     fn inject_inline(&mut self, mut packet: SimPacket) {
-        self.ledger.injected += 1;
-        self.ledger.peak_in_flight = self.ledger.peak_in_flight.max(self.ledger.in_flight());
+        self.ledger.inject();
         let flow = &self.flows[packet.flow as usize];
         packet.route = if packet.kind.is_reverse() {
             flow.reverse
@@ -1036,10 +1041,13 @@ impl Simulation {
             if self.links[l].pipe.is_empty()
                 && arrive < self.answer_ahead_before
                 && answer.busy_until <= arrive
+                && (!packet.kind.is_reverse() || self.sender_idle_until(packet.flow, arrive))
             {
                 self.answer_ahead(packet, arrive);
                 return;
             }
+            // (A sender's first link feeds nothing gathering: it is no
+            // answer link of a data packet, `mark_answered_ahead`.)
             if answer.feeds_express {
                 // Its answer will come to a gathering link in its arrival's
                 // event (the answer link feeds nothing express otherwise).
@@ -1057,19 +1065,23 @@ impl Simulation {
         }
     }
 
-    /// `packet` reaches its receiver at `at`: take it in and send the
-    /// answer now, a pipe head's event early. This is what its arrival
-    /// would do, to the bit:
-    /// - nothing else touches the receiver or its answer's first link
-    ///   before then (`mark_answered_ahead`), nor reads them but the
-    ///   results;
+    /// `packet` reaches its host at `at`: take it in and send the answer
+    /// now, a pipe head's event early. This is what its arrival would do,
+    /// to the bit:
+    /// - nothing else touches the host's end of the flow or its answer's
+    ///   first link before then (`mark_answered_ahead`), nor reads them but
+    ///   the results (and, for a sender, the samples and its retransmission
+    ///   timer: `sender_idle_until`);
     /// - the flow's packets ahead of this one were taken in before it (the
     ///   pipe it would wait in is empty);
     /// - the window's opening and the run's end come after `at`
     ///   (`answer_ahead_before`), so the packet counts where it would;
-    /// - the answer's link is idle then (the caller checks), so the ACK
-    ///   passes it, and the packets in flight are as many at every moment:
-    ///   the ACK stands in for the packet it answers.
+    /// - the answer's link is idle then (the caller checks), so its first
+    ///   packet passes it at once;
+    /// - the packets in flight reach their peak as they would: a receiver's
+    ///   ACK stands in for the packet it answers, and a sender's change to
+    ///   them (it answers an ACK with none, one or two packets) counts
+    ///   towards the peak only once due (`Ledger::ahead`).
     ///
     /// Only the order of events at one nanosecond can differ: the ones
     /// this schedules are scheduled sooner, and ties run in scheduling
@@ -1077,7 +1089,49 @@ impl Simulation {
     #[inline(never)]
     fn answer_ahead(&mut self, mut packet: SimPacket, at: Time) {
         packet.hop += 1;
+        if packet.kind.is_reverse() {
+            self.answer_ack_ahead(packet, at);
+        } else {
+            self.as_of(at, |sim| sim.arrive_at_endpoint(packet));
+        }
+    }
+
+    /// `answer_ahead` for an ACK: the sender's change to the packets in
+    /// flight is held back until due.
+    fn answer_ack_ahead(&mut self, packet: SimPacket, at: Time) {
+        if at >= self.sample_due {
+            self.keep_for_sample(packet.flow);
+        }
+        let before = self.ledger.mark();
         self.as_of(at, |sim| sim.arrive_at_endpoint(packet));
+        self.ledger.made_ahead(at, before);
+    }
+
+    /// The sender of `flow` goes past the next sample's time: keep what
+    /// the sample reads of it, unless kept already.
+    #[cold]
+    #[inline(never)]
+    fn keep_for_sample(&mut self, flow: u32) {
+        let Transport::Tcp(tcp) = &self.flows[flow as usize].transport else {
+            unreachable!("only a TCP sender answers ahead");
+        };
+        let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+        (self.kept_samples).keep(flow, || SenderSample::of(&tcp.sender, p));
+    }
+
+    /// Whether the sender of `flow` does nothing on its own before `at`:
+    /// its retransmission timer does not expire. (Its earlier ACKs and a
+    /// past timer's expiry are in the past or in the pipe, which the caller
+    /// finds empty.) And `at` comes before the sample after next: the next
+    /// sample keeps what it reads of a sender gone past it
+    /// (`keep_for_sample`), once.
+    #[inline]
+    fn sender_idle_until(&self, flow: u32, at: Time) -> bool {
+        let Transport::Tcp(tcp) = &self.flows[flow as usize].transport else {
+            return false;
+        };
+        at < (self.sample_due).saturating_add(self.scenario.sample_interval_ns)
+            && tcp.sender.rto_deadline.get().is_none_or(|d| d > at)
     }
 
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
@@ -1716,13 +1770,18 @@ impl Simulation {
         let mut sum_cwnd = 0.0;
         let mut in_ca = 0u32;
         let mut active = 0u32;
+        let mut kept = self.kept_samples.take().peekable();
         for (i, flow) in self.flows.iter().enumerate() {
             if let Transport::Tcp(tcp) = &flow.transport {
-                if tcp.sender.phase == crate::tcp::Phase::Established {
-                    let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                let p = &self.scenario.tcp_profiles[tcp.profile as usize];
+                let sender = match kept.next_if(|&(f, _)| f == i as u32) {
+                    Some((_, sample)) => sample,
+                    None => SenderSample::of(&tcp.sender, p),
+                };
+                if sender.established {
                     active += 1;
-                    sum_cwnd += tcp.sender.cwnd.min(p.receiver_window as f64);
-                    in_ca += tcp.sender.is_in_congestion_avoidance() as u32;
+                    sum_cwnd += sender.window;
+                    in_ca += sender.in_congestion_avoidance as u32;
                 }
                 if tcp.trace_cwnd {
                     self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd);
@@ -1733,7 +1792,8 @@ impl Simulation {
         self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
         self.series
             .push(now, "active_flows", u32::MAX, active as f64);
-        self.events.schedule(now + interval, Event::Sample);
+        self.sample_due = now + interval;
+        self.events.schedule(self.sample_due, Event::Sample);
     }
 }
 
