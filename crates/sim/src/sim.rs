@@ -505,6 +505,18 @@ impl Simulation {
         }
     }
 
+    /// How many flows' data packets, and how many flows' ACKs, may be
+    /// answered ahead (`mark_answered_ahead`).
+    pub fn answering_ahead(&self) -> (usize, usize) {
+        let ahead = |route: RouteRef| {
+            let end = self.routes.links(route).count() as u8;
+            self.routes.answered_ahead(route, end).is_some()
+        };
+        let data = self.flows.iter().filter(|f| ahead(f.forward)).count();
+        let acks = self.flows.iter().filter(|f| ahead(f.reverse)).count();
+        (data, acks)
+    }
+
     /// Answer no packet ahead (`answer_ahead`): the reference that
     /// answering ahead is tested against. Call before `run`.
     pub fn without_answers_ahead(&mut self) {
