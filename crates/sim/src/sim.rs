@@ -15,9 +15,9 @@ use crate::network::{
 };
 use crate::packet::{Kind, SimPacket};
 use crate::pool::Pool;
-use crate::sender_samples::{KeptSamples, SenderSample};
 use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
+use crate::sender_samples::{KeptSamples, SenderSample};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
 
