@@ -45,6 +45,9 @@ pub enum Event {
     WarmupEnd,
     /// Take a time-series sample.
     Sample,
+    /// A change to the packets in flight made ahead of its time falls due
+    /// (`Ledger::fall_due`): the change, as an `i32`'s bits.
+    InFlight(u32),
 }
 
 /// An event on a wheel. It needs no sequence number: a slot's events are

@@ -1,10 +1,6 @@
 //! End-to-end packet accounting, with the changes that work done ahead of
-//! its time makes to the packets in flight held back until they are due.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-use crate::Time;
+//! its time makes to the packets in flight held back from the peak until
+//! they are due.
 
 /// End-to-end packet accounting.
 #[derive(Default, Debug, Clone)]
@@ -17,14 +13,13 @@ pub struct Ledger {
     /// the denominator of the memory-per-packet figure. Taken as each packet
     /// is injected, and as each change made ahead falls due.
     pub peak_in_flight: u64,
-    /// Changes to the packets in flight made ahead of their time (a sender
-    /// answering an ACK before it arrives: `Simulation::answer_ahead`), by
-    /// the time they are due. The counters above hold them already; the
-    /// peak sees them only once due, as it would have seen the work done
-    /// in its own event.
-    ahead: BinaryHeap<Reverse<(Time, i64)>>,
-    /// Their sum: the packets in flight now are `in_flight() - ahead_sum`.
-    ahead_sum: i64,
+    /// The changes to the packets in flight made ahead of their time (a
+    /// sender answering an ACK before it arrives:
+    /// `Simulation::answer_ahead`) and not yet due, summed. The counters
+    /// above hold them already; the peak sees them only once due
+    /// (`fall_due`, from an `InFlight` event at their time), as it would
+    /// have seen the work done in its own event.
+    ahead: i64,
 }
 
 impl Ledger {
@@ -38,7 +33,7 @@ impl Ledger {
     /// due.
     #[inline]
     fn in_flight_now(&self) -> u64 {
-        (self.in_flight() as i64 - self.ahead_sum) as u64
+        (self.in_flight() as i64 - self.ahead) as u64
     }
 
     /// A packet was injected now.
@@ -58,40 +53,25 @@ impl Ledger {
         }
     }
 
-    /// Work due at `at` was done ahead of its time since `mark`: its change
-    /// to the packets in flight counts towards the peak only when it falls
-    /// due (`settle_due`), and its injections not at all (the peak they
-    /// reach is reached again then, the change added to the packets in
-    /// flight of that moment).
+    /// Work was done ahead of its time since `mark`. Its injections do not
+    /// count towards the peak (the peak they reach is reached again when
+    /// the work falls due, its change added to the packets in flight of
+    /// that moment). Returns its change to the packets in flight, if any,
+    /// for `fall_due` at the work's time.
     #[inline(always)]
-    pub fn made_ahead(&mut self, at: Time, mark: AheadMark) {
+    pub fn made_ahead(&mut self, mark: AheadMark) -> Option<i32> {
         self.peak_in_flight = mark.peak;
-        let change = self.in_flight() as i64 - mark.in_flight as i64;
-        if change != 0 {
-            self.ahead.push(Reverse((at, change)));
-            self.ahead_sum += change;
-        }
+        let change = (self.in_flight() as i64 - mark.in_flight as i64) as i32;
+        self.ahead += change as i64;
+        (change != 0).then_some(change)
     }
 
-    /// When the first change made ahead falls due (`Time::MAX` if none).
-    #[inline(always)]
-    pub fn next_due(&self) -> Time {
-        self.ahead.peek().map_or(Time::MAX, |Reverse((at, _))| *at)
-    }
-
-    /// The changes made ahead that are due by `now` count, each in turn,
-    /// towards the peak.
-    #[cold]
-    #[inline(never)]
-    pub fn settle_due(&mut self, now: Time) {
-        while let Some(&Reverse((at, change))) = self.ahead.peek() {
-            if at > now {
-                break;
-            }
-            self.ahead.pop();
-            self.ahead_sum -= change;
-            self.peak_in_flight = self.peak_in_flight.max(self.in_flight_now());
-        }
+    /// A change made ahead (`made_ahead`) falls due: the packets in flight
+    /// now include it.
+    #[inline]
+    pub fn fall_due(&mut self, change: i32) {
+        self.ahead -= change as i64;
+        self.peak_in_flight = self.peak_in_flight.max(self.in_flight_now());
     }
 }
 
@@ -117,20 +97,19 @@ mod tests {
     #[test]
     fn an_increase_made_ahead_reaches_the_peak_only_when_due() {
         let mut l = injected(3);
-        // An ACK answered by two packets at time 50, ahead.
+        // An ACK answered by two packets, ahead.
         let mark = l.mark();
         l.received += 1;
         l.inject();
         l.inject();
-        l.made_ahead(50, mark);
+        let change = l.made_ahead(mark);
+        assert_eq!(change, Some(1));
         assert_eq!(l.peak_in_flight, 3);
         assert_eq!(l.in_flight(), 4);
-        // A packet delivered at 20, in its own event.
+        // A packet delivered before the ACK is due, in its own event.
         l.received += 1;
-        l.settle_due(49);
-        assert_eq!(l.peak_in_flight, 3);
-        l.settle_due(50);
-        // 3 - 1 (at 20) - 1 + 2 (at 50): the peak as it was.
+        l.fall_due(1);
+        // 3 - 1 - 1 + 2: the peak as it was.
         assert_eq!(l.peak_in_flight, 3);
         l.inject();
         assert_eq!(l.peak_in_flight, 4);
@@ -139,17 +118,26 @@ mod tests {
     #[test]
     fn a_decrease_made_ahead_does_not_hide_later_injections() {
         let mut l = injected(3);
-        // An ACK that sends nothing, at 50, ahead: 2 in flight once due.
+        // An ACK that sends nothing, ahead: 2 in flight once due.
         let mark = l.mark();
         l.received += 1;
-        l.made_ahead(50, mark);
-        // An injection at 10 finds 4 in flight, not 3.
+        assert_eq!(l.made_ahead(mark), Some(-1));
+        // An injection before it is due finds 4 in flight, not 3.
         l.inject();
         assert_eq!(l.peak_in_flight, 4);
-        l.settle_due(60);
-        assert_eq!(l.next_due(), Time::MAX);
+        l.fall_due(-1);
         assert_eq!(l.in_flight(), 3);
         l.inject();
         assert_eq!(l.peak_in_flight, 4);
+    }
+
+    #[test]
+    fn work_ahead_that_changes_nothing_needs_no_event() {
+        let mut l = injected(3);
+        let mark = l.mark();
+        l.received += 1;
+        l.inject();
+        assert_eq!(l.made_ahead(mark), None);
+        assert_eq!(l.peak_in_flight, 3);
     }
 }

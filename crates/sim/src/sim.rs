@@ -668,9 +668,6 @@ impl Simulation {
                 break;
             }
             self.now = time;
-            if time >= self.ledger.next_due() {
-                self.ledger.settle_due(time);
-            }
             self.events_processed += 1;
             if deep_prefetch {
                 self.prefetch_ahead();
@@ -686,7 +683,6 @@ impl Simulation {
             }
         }
         self.now = end;
-        self.ledger.settle_due(end);
         if !self.warmed_up {
             self.open_window();
         }
@@ -805,6 +801,7 @@ impl Simulation {
             Event::Arrival(a) => self.arrival(a as usize),
             Event::WarmupEnd => self.open_window(),
             Event::Sample => self.sample(),
+            Event::InFlight(change) => self.ledger.fall_due(change as i32),
         }
     }
 
@@ -1116,7 +1113,9 @@ impl Simulation {
         }
         let before = self.ledger.mark();
         self.as_of(at, |sim| sim.arrive_at_endpoint(packet));
-        self.ledger.made_ahead(at, before);
+        if let Some(change) = self.ledger.made_ahead(before) {
+            self.events.schedule(at, Event::InFlight(change as u32));
+        }
     }
 
     /// The sender of `flow` goes past the next sample's time: keep what
