@@ -469,8 +469,12 @@ impl Simulation {
     /// - data packets, at the receiver, if it answers each with one ACK at
     ///   once (no delayed ACKs);
     /// - ACKs, at the sender, unless its window is traced (each sample
-    ///   writes it out).
+    ///   writes it out), and not with many flows: there the sender's state
+    ///   is out of the caches, and taken in a gathering link's batch it
+    ///   cost more than the event it saves (the 50,000-flow backbone 15%
+    ///   slower; docs/performance.md, "Where it stands (tenth round)").
     fn mark_answered_ahead(&mut self, allow: bool) {
+        let senders_allowed = allow && !self.deep_prefetch();
         let mut uses = vec![0u32; self.links.len()];
         for (_, l) in self.routes.hops() {
             uses[l as usize] += 1;
@@ -492,7 +496,9 @@ impl Simulation {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     (
                         !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
-                        !tcp.trace_cwnd && answer_passes(flow.forward, p.packet_size),
+                        senders_allowed
+                            && !tcp.trace_cwnd
+                            && answer_passes(flow.forward, p.packet_size),
                     )
                 }
                 _ => (false, false),
