@@ -27,12 +27,43 @@ impl SenderSample {
     }
 }
 
+/// A kept sample in 12 bytes (a sample may keep one for most flows): the
+/// window, negative in congestion avoidance, NaN outside the established
+/// phase.
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+struct Kept {
+    flow: u32,
+    window: f64,
+}
+
+impl Kept {
+    fn new(flow: u32, s: SenderSample) -> Self {
+        let window = match (s.established, s.in_congestion_avoidance) {
+            (false, _) => f64::NAN,
+            (true, false) => s.window,
+            (true, true) => -s.window,
+        };
+        Self { flow, window }
+    }
+
+    fn sample(self) -> SenderSample {
+        let window = self.window;
+        SenderSample {
+            established: !window.is_nan(),
+            in_congestion_avoidance: window.is_sign_negative(),
+            // The sign bit cleared: the window to the bit.
+            window: window.abs(),
+        }
+    }
+}
+
 /// The samples kept for the next `Sample` event, by flow.
 #[derive(Default)]
 pub struct KeptSamples {
     /// One bit a flow: its sample is kept.
     kept_for: Vec<u64>,
-    kept: Vec<(u32, SenderSample)>,
+    kept: Vec<Kept>,
 }
 
 impl KeptSamples {
@@ -45,18 +76,23 @@ impl KeptSamples {
         }
         if self.kept_for[word] & bit == 0 {
             self.kept_for[word] |= bit;
-            self.kept.push((flow, sample()));
+            if self.kept.len() == self.kept.capacity() {
+                // By a quarter, not double: the list may hold most flows,
+                // and its room at the peak counts in the memory per flow.
+                self.kept.reserve_exact(self.kept.len() / 4 + 64);
+            }
+            self.kept.push(Kept::new(flow, sample()));
         }
     }
 
     /// Hand the kept samples over in order of flow, for one sample, and
     /// forget them.
     pub fn take(&mut self) -> impl Iterator<Item = (u32, SenderSample)> + '_ {
-        self.kept.sort_unstable_by_key(|&(flow, _)| flow);
-        for &(flow, _) in &self.kept {
-            self.kept_for[flow as usize / 64] = 0;
+        self.kept.sort_unstable_by_key(|k| k.flow);
+        for k in &self.kept {
+            self.kept_for[k.flow as usize / 64] = 0;
         }
-        self.kept.drain(..)
+        self.kept.drain(..).map(|k| (k.flow, k.sample()))
     }
 }
 
@@ -69,6 +105,29 @@ mod tests {
             established: true,
             in_congestion_avoidance: false,
             window,
+        }
+    }
+
+    #[test]
+    fn a_kept_sample_comes_back_to_the_bit() {
+        for (established, in_congestion_avoidance) in [(true, true), (true, false), (false, false)]
+        {
+            let mut kept = KeptSamples::default();
+            let s = SenderSample {
+                established,
+                in_congestion_avoidance,
+                window: if established { 1.0 / 3.0 } else { 0.0 },
+            };
+            kept.keep(7, || s);
+            let back = kept.take().next().unwrap().1;
+            assert_eq!(back.established, s.established);
+            assert_eq!(
+                back.in_congestion_avoidance,
+                s.in_congestion_avoidance && established
+            );
+            if established {
+                assert_eq!(back.window.to_bits(), s.window.to_bits());
+            }
         }
     }
 

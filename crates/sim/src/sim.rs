@@ -1149,6 +1149,7 @@ impl Simulation {
         };
         at < (self.sample_due).saturating_add(self.scenario.sample_interval_ns)
             && tcp.sender.rto_deadline.get().is_none_or(|d| d > at)
+            && tcp.sender.is_in_congestion_avoidance()
     }
 
     /// `packet` will reach the far end of link `l` at `arrive`: take it on
