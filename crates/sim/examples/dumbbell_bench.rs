@@ -75,7 +75,7 @@ fn main() {
         starts: (0..n).map(|i| 2 * S * i / n).collect(),
         duration: secs * S,
         warmup: secs * S / 4,
-        sample: std::env::var("SAMPLE_MS").map_or(100, |v| v.parse().unwrap()) * MS,
+        sample: 100 * MS,
         seed: 1,
         profile: reno(),
     }

@@ -1096,7 +1096,8 @@ impl Simulation {
     /// - the packets in flight reach their peak as they would: a receiver's
     ///   ACK stands in for the packet it answers, and a sender's change to
     ///   them (it answers an ACK with none, one or two packets) counts
-    ///   towards the peak only once due (`Ledger::ahead`).
+    ///   towards the peak only once due (`Ledger::made_ahead`, an
+    ///   `InFlight` event).
     ///
     /// Only the order of events at one nanosecond can differ: the ones
     /// this schedules are scheduled sooner, and ties run in scheduling
@@ -1136,12 +1137,15 @@ impl Simulation {
         (self.kept_samples).keep(flow, || SenderSample::of(&tcp.sender, p));
     }
 
-    /// Whether the sender of `flow` does nothing on its own before `at`:
-    /// its retransmission timer does not expire. (Its earlier ACKs and a
-    /// past timer's expiry are in the past or in the pipe, which the caller
-    /// finds empty.) And `at` comes before the sample after next: the next
-    /// sample keeps what it reads of a sender gone past it
-    /// (`keep_for_sample`), once.
+    /// Whether the sender of `flow` may answer an ACK arriving at `at`
+    /// ahead: it does nothing on its own before then (its retransmission
+    /// timer does not expire; its earlier ACKs and a past timer's expiry
+    /// are in the past or in the pipe, which the caller finds empty); `at`
+    /// comes before the sample after next (the next sample keeps what it
+    /// reads of a sender gone past it, `keep_for_sample`, once); and it is
+    /// in congestion avoidance, where an ACK nearly always sends one packet
+    /// in place of itself (in slow start it sends two, which answering
+    /// ahead would hold in memory tens of milliseconds early).
     #[inline]
     fn sender_idle_until(&self, flow: u32, at: Time) -> bool {
         let Transport::Tcp(tcp) = &self.flows[flow as usize].transport else {
