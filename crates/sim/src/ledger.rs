@@ -66,7 +66,17 @@ impl Ledger {
         (change != 0).then_some(change)
     }
 
-    /// A change made ahead (`made_ahead`) falls due: the packets in flight
+    /// A packet was dropped ahead of its arrival at the link that dropped
+    /// it (an express or gathering link reserves before the arrival):
+    /// counted now, it leaves the packets in flight for the peak only when
+    /// due. Returns the change for `fall_due`.
+    #[inline]
+    pub fn dropped_ahead(&mut self) -> i32 {
+        self.ahead -= 1;
+        -1
+    }
+
+    /// A change made ahead (`made_ahead`, `dropped_ahead`) falls due: the packets in flight
     /// now include it.
     #[inline]
     pub fn fall_due(&mut self, change: i32) {

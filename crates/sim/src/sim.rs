@@ -1137,6 +1137,19 @@ impl Simulation {
         (self.kept_samples).keep(flow, || SenderSample::of(&tcp.sender, p));
     }
 
+    /// A link dropped a packet that reaches it at `at`, reserving it
+    /// before then (an express or gathering link): the drop counts
+    /// towards the peak of the packets in flight only at `at`, as the
+    /// arrival's event would have counted it.
+    #[cold]
+    #[inline(never)]
+    fn drop_counted_ahead(&mut self, at: Time) {
+        if at > self.now {
+            let change = self.ledger.dropped_ahead();
+            self.events.schedule(at, Event::InFlight(change as u32));
+        }
+    }
+
     /// Whether the sender of `flow` may answer an ACK arriving at `at`
     /// ahead: it does nothing on its own before then (its retransmission
     /// timer does not expire; its earlier ACKs and a past timer's expiry
@@ -1179,7 +1192,13 @@ impl Simulation {
             }
             packet.hop += 1;
             l = next as usize;
-            arrive = self.reserve(l, packet, arrive)?;
+            match self.reserve(l, packet, arrive) {
+                Some(at) => arrive = at,
+                None => {
+                    self.drop_counted_ahead(arrive);
+                    return None;
+                }
+            }
         }
         Some((l, arrive))
     }
@@ -1336,8 +1355,9 @@ impl Simulation {
             if deep_prefetch {
                 self.prefetch_gathered(i);
             }
-            if let Some(arrive) = self.reserve(l, &packet, packet.at) {
-                self.enter_pipe(l, packet, arrive);
+            match self.reserve(l, &packet, packet.at) {
+                Some(arrive) => self.enter_pipe(l, packet, arrive),
+                None => self.drop_counted_ahead(packet.at),
             }
         }
         let inbox = &mut self.inboxes[i];

@@ -100,6 +100,7 @@ fn express_links_do_what_events_would() {
     for key in [
         "packets_dropped",
         "data_packets_delivered",
+        "peak_packets_in_flight",
         "conservation_ok",
     ] {
         assert_eq!(
