@@ -227,6 +227,9 @@ pub struct Simulation {
     /// What the next sample reads of the senders that answered ahead past
     /// its time.
     kept_samples: KeptSamples,
+    /// The most arrivals one event of a gathering link reserves
+    /// (`drain_inbox`).
+    gather_batch: usize,
 }
 
 /// Runs of names, written out into the compact store.
@@ -307,6 +310,7 @@ impl Simulation {
                 _ => 0,
             },
             kept_samples: KeptSamples::default(),
+            gather_batch: GATHER_BATCH,
             scenario,
         };
         sim.build_flows();
@@ -617,6 +621,14 @@ impl Simulation {
         for inbox in self.inboxes.drain(..) {
             self.links[inbox.link as usize].departures = Departures::Reserved;
         }
+    }
+
+    /// Let a gathering link's event reserve at most `most` arrivals (the
+    /// rest wait for an event at the first of them), so that tests can
+    /// split batches where a run would not. Call before `run`.
+    pub fn gather_in_batches_of(&mut self, most: usize) {
+        assert!(most > 0, "a batch holds at least one arrival");
+        self.gather_batch = most;
     }
 
     /// Packets held in the gathering links' inboxes, on their way there.
@@ -1338,10 +1350,11 @@ impl Simulation {
     }
 
     /// Gathering link `l`'s event: reserve the arrivals in its inbox that
-    /// nothing can come before now, in order, then wait for the first
-    /// left. Each is reserved as its arrival's event would (the link is a
-    /// FIFO, whose future its arrivals alone decide), and goes on through
-    /// the express links after it into the pipe of the last.
+    /// nothing can come before now, in order, up to a batch of them
+    /// (`GATHER_BATCH`), then wait for the first left. Each is reserved as
+    /// its arrival's event would (the link is a FIFO, whose future its
+    /// arrivals alone decide), and goes on through the express links after
+    /// it into the pipe of the last.
     #[inline(never)]
     fn drain_inbox(&mut self, l: usize) {
         let i = self.inbox_index(l);
@@ -1351,7 +1364,10 @@ impl Simulation {
         // Constant while it drains: what leaves goes on to senders.
         let horizon = self.inboxes[i].horizon(self.now, self.answer_ahead_before);
         let deep_prefetch = self.deep_prefetch();
-        while let Some(packet) = self.inboxes[i].pop_before(horizon) {
+        for _ in 0..self.gather_batch {
+            let Some(packet) = self.inboxes[i].pop_before(horizon) else {
+                break;
+            };
             if deep_prefetch {
                 self.prefetch_gathered(i);
             }
@@ -1847,6 +1863,14 @@ impl Simulation {
 /// 10,000, faster from 20,000 (docs/performance.md, "Prefetching events
 /// ahead").
 const DEEP_PREFETCH_FROM: usize = 100_000;
+
+/// The most arrivals one event of a gathering link reserves. Each enters
+/// a pipe, in a node from the pool's free list, which frees come back to
+/// one at a time: a batch of the lead's every ACK (tens of thousands at
+/// 10,000 flows and up) took nodes freed a lead ago, out of the caches,
+/// one miss after another down the list; a batch this long takes nodes
+/// freed since the batch before (docs/performance.md, eleventh round).
+const GATHER_BATCH: usize = 256;
 
 /// Draw from a distribution (values in the distribution's own unit).
 pub fn sample_dist(d: &Dist, rng: &mut Rng) -> f64 {

@@ -138,3 +138,23 @@ fn a_gathering_link_that_queues() {
         assert_same_results(&gathered, &reference, |_| false);
     }
 }
+
+/// Batches cut short (`Simulation::gather_in_batches_of`): the arrivals
+/// left wait for an event at the first of them, and every figure is still
+/// the same. In batches of one, an event per arrival, as in the reference;
+/// in batches of three, most of those events saved.
+#[test]
+fn gathering_in_short_batches() {
+    let s = scenario();
+    let reference = run(s.clone(), false);
+    let delivered = summary_u64(&reference, "data_packets_delivered");
+    for (most, least_saved) in [(1, 0), (3, delivered / 2)] {
+        let batched = run_prepared(s.clone(), |sim| sim.gather_in_batches_of(most));
+        let saved = summary_u64(&reference, "events") - summary_u64(&batched, "events");
+        assert!(
+            saved >= least_saved,
+            "batches of {most}: {saved} events saved for {delivered} data packets"
+        );
+        assert_same_results(&batched, &reference, |_| false);
+    }
+}
