@@ -473,12 +473,10 @@ impl Simulation {
     /// - data packets, at the receiver, if it answers each with one ACK at
     ///   once (no delayed ACKs);
     /// - ACKs, at the sender, unless its window is traced (each sample
-    ///   writes it out), and not with many flows: there the sender's state
-    ///   is out of the caches, and taken in a gathering link's batch it
-    ///   cost more than the event it saves (the 50,000-flow backbone 15%
-    ///   slower; docs/performance.md, "Where it stands (tenth round)").
+    ///   writes it out). With many flows the sender's state is out of the
+    ///   caches: a gathering link's batch fetches it early
+    ///   (`prefetch_gathered`).
     fn mark_answered_ahead(&mut self, allow: bool) {
-        let senders_allowed = allow && !self.deep_prefetch();
         let mut uses = vec![0u32; self.links.len()];
         for (_, l) in self.routes.hops() {
             uses[l as usize] += 1;
@@ -500,8 +498,7 @@ impl Simulation {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     (
                         !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
-                        senders_allowed
-                            && !tcp.trace_cwnd
+                        !tcp.trace_cwnd
                             && answer_passes(flow.forward, p.packet_size),
                     )
                 }
@@ -1384,14 +1381,16 @@ impl Simulation {
 
     /// Ask the caches early for what the next arrivals of inbox `i` will
     /// read, in stages as `prefetch_ahead` does for events: the route's
-    /// entry, then the link after the gathering one (the sender's), then
-    /// the last packet of that link's pipe, which the arrival joins. With
-    /// many flows each is nearly always a miss.
+    /// entry and the sender's flow, then the link after the gathering one
+    /// (the sender's), then the last packet of that link's pipe, which the
+    /// arrival joins. With many flows each is nearly always a miss.
     #[inline]
     fn prefetch_gathered(&self, i: usize) {
         let inbox = &self.inboxes[i];
         if let Some(p) = inbox.get(6) {
             prefetch(self.routes.entry(p.route, p.hop + 1));
+            // In case it answers ahead; its number is in the packet.
+            prefetch_start(&self.flows[p.flow as usize], Flow::ACK_BYTES);
         }
         if let Some(next) = inbox
             .get(3)
