@@ -119,6 +119,11 @@ pub struct EventQueue {
     /// The next slot's bag, walked a node per pop while `current` drains
     /// (if `walk_ahead`).
     ahead: Walk,
+    /// The earliest coarse slot's list, walked a node per pop (if
+    /// `walk_ahead`) before it opens: spread onto the fine wheel in one
+    /// go, each node found through the one before, its events were a miss
+    /// after another (at 50,000 flows, a tenth of the event loop's time).
+    coarse_ahead: Walk,
     walk_ahead: bool,
 }
 
@@ -140,6 +145,7 @@ impl Default for EventQueue {
             on_wheel: 0,
             far_pushed: 0,
             ahead: Walk::default(),
+            coarse_ahead: Walk::default(),
             walk_ahead: false,
         }
     }
@@ -180,7 +186,10 @@ impl EventQueue {
             self.pool
                 .push_back(&mut self.coarse[i], Entry { time, event });
             self.coarse_occupied[i >> 6] |= 1 << (i & 63);
-            self.coarse_first = self.coarse_first.min(c);
+            if c < self.coarse_first {
+                self.coarse_first = c;
+                self.walk_coarse_first();
+            }
             self.on_coarse += 1;
         } else {
             // Only `schedule` sends events here (`pull_far` takes back only
@@ -224,6 +233,7 @@ impl EventQueue {
         }
         if self.walk_ahead {
             self.pool.step_ahead(&mut self.ahead);
+            self.pool.step_ahead(&mut self.coarse_ahead);
         }
         self.current.pop().map(|e| (e.time, e.event))
     }
@@ -323,6 +333,15 @@ impl EventQueue {
         } else {
             u64::MAX
         };
+        self.walk_coarse_first();
+    }
+
+    /// Start walking the earliest coarse slot's list (`coarse_ahead`).
+    fn walk_coarse_first(&mut self) {
+        if self.walk_ahead && self.coarse_first != u64::MAX {
+            let i = (self.coarse_first & (COARSE_SLOTS - 1)) as usize;
+            self.coarse_ahead = self.pool.walk_list(&self.coarse[i]);
+        }
     }
 
     /// Move far events that now fall within the coarse horizon onto the

@@ -158,10 +158,22 @@ impl<T: Copy> Pool<T> {
     /// Where a walk of `bag` with `step_ahead` starts.
     #[inline]
     pub fn walk(&self, bag: &Bag) -> Walk {
-        if bag.head != NIL {
-            prefetch_all(&self.nodes[bag.head as usize]);
+        self.walk_from(bag.head)
+    }
+
+    /// Where a walk of `list` with `step_ahead` starts. Items pushed
+    /// behind its tail before the walk gets there are walked too.
+    #[inline]
+    pub fn walk_list(&self, list: &List) -> Walk {
+        self.walk_from(list.head)
+    }
+
+    #[inline]
+    fn walk_from(&self, head: u32) -> Walk {
+        if head != NIL {
+            prefetch_all(&self.nodes[head as usize]);
         }
-        Walk(bag.head)
+        Walk(head)
     }
 
     /// One node further along a walk, fetching the next node into the
@@ -170,12 +182,15 @@ impl<T: Copy> Pool<T> {
     /// the one before, so walked in one go (`take_all`) every node can be a
     /// cache miss the walk waits for. Walked a node at a time beforehand,
     /// a step per event, they are in the caches when the bag is taken.
+    /// At the last node the walk waits there, for a list that grows
+    /// behind its tail.
     #[inline]
     pub fn step_ahead(&self, walk: &mut Walk) {
         if walk.0 != NIL {
-            walk.0 = self.nodes[walk.0 as usize].next;
-            if walk.0 != NIL {
-                prefetch_all(&self.nodes[walk.0 as usize]);
+            let next = self.nodes[walk.0 as usize].next;
+            if next != NIL {
+                walk.0 = next;
+                prefetch_all(&self.nodes[next as usize]);
             }
         }
     }
