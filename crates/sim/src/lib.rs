@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod events;
+mod holes;
 mod inbox;
 pub mod ledger;
 pub mod metrics;

@@ -7,11 +7,11 @@
 //! to send into an [`Outbox`] and state their timer deadline, and the
 //! simulator delivers and schedules.
 
-use std::collections::VecDeque;
 use std::num::NonZeroU64;
 
 use aqmlab_qdisc::{Ecn, TrafficClass};
 
+use crate::holes::Holes;
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::{TcpProfile, TcpVariant};
 use crate::{MaybeTime, Time};
@@ -406,12 +406,10 @@ pub fn payload_of(p: &TcpProfile, bytes: Option<u64>, seq: u32) -> u32 {
 pub struct TcpReceiver {
     /// Next in-order sequence number expected (the cumulative ACK).
     pub next_expected: u32,
-    /// Packets received beyond `next_expected`: index 0 is next_expected.
-    /// Only while there is a hole: an in-order flow (nearly all the time)
-    /// carries no map. Boxed on purpose: 8 bytes in every flow instead of
-    /// an empty `VecDeque`'s 32.
-    #[allow(clippy::box_collection)]
-    above: Option<Box<VecDeque<bool>>>,
+    /// Packets received beyond `next_expected`, only while there is a
+    /// hole: an in-order flow (nearly all the time) carries no map, 8
+    /// bytes.
+    above: Option<Box<Holes>>,
     /// An in-order packet is received and not yet acknowledged (delayed
     /// ACKs hold one at most).
     unacked: bool,
@@ -437,6 +435,14 @@ impl TcpReceiver {
             epoch,
             ..Self::default()
         };
+    }
+
+    /// Where the out-of-order map lies while a hole is open, without
+    /// reading it: a cache miss of its own, for a caller that fetches it
+    /// early.
+    #[inline]
+    pub fn holes(&self) -> Option<&impl Sized> {
+        self.above.as_deref()
     }
 
     /// A data packet (or SYN) arrived; ACK it now or later.
@@ -473,16 +479,10 @@ impl TcpReceiver {
                 // In order with no hole: the common case, no map at all.
                 None if idx == 0 => self.next_expected += 1,
                 above => {
-                    let map = above.get_or_insert_with(Default::default);
-                    if idx >= map.len() {
-                        map.resize(idx + 1, false);
-                    }
-                    map[idx] = true;
-                    while map.front() == Some(&true) {
-                        map.pop_front();
-                        self.next_expected += 1;
-                    }
-                    if map.is_empty() {
+                    let holes = above.get_or_insert_with(Default::default);
+                    holes.insert(idx);
+                    self.next_expected += holes.take_in_order();
+                    if holes.is_empty() {
                         *above = None;
                     }
                 }
