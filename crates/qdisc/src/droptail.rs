@@ -168,6 +168,20 @@ impl<P: Packet> DropTail<P> {
         buffer.queue.push_back(packet);
     }
 
+    /// Where the buffer's state lies, if one is allocated, without reading
+    /// it: for a caller that fetches it early (the box is a cache miss of
+    /// its own).
+    #[inline]
+    pub fn buffer_state(&self) -> Option<&impl Sized> {
+        self.buffer.as_deref()
+    }
+
+    /// The first packet waiting, which `release_while` reads first.
+    #[inline]
+    pub fn front(&self) -> Option<&P> {
+        self.buffer.as_ref()?.queue.front()
+    }
+
     /// The packets at the front for which `leaves` holds leave, uncopied
     /// (a reserving link's buffer holds copies whose departure was already
     /// computed): returns how many, and their bytes.

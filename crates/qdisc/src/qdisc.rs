@@ -247,6 +247,26 @@ impl<P: Packet> Qdisc<P> {
         matches!(self.discipline, Discipline::Fifo(_))
     }
 
+    /// For a FIFO holding packets: where its buffer's state lies (without
+    /// reading it), and then (reading it) its first packet, so that a
+    /// caller can fetch what `release_fifo` will read in stages, early.
+    #[inline]
+    pub fn fifo_buffer(&self) -> Option<&impl Sized> {
+        match &self.discipline {
+            Discipline::Fifo(fifo) => fifo.buffer_state(),
+            Discipline::Boxed(_) => None,
+        }
+    }
+
+    /// See `fifo_buffer`.
+    #[inline]
+    pub fn fifo_front(&self) -> Option<&P> {
+        match &self.discipline {
+            Discipline::Fifo(fifo) => fifo.front(),
+            Discipline::Boxed(_) => None,
+        }
+    }
+
     /// For a FIFO whose departures its caller computes (a reserving link):
     /// the packets at the front for which `left` holds leave, counted as
     /// departures. Nothing else to check: a FIFO's dequeue neither drops

@@ -190,13 +190,18 @@ pub enum Departures {
 /// touch (see [`Link`]). Its name is in `Simulation::link_names`, its
 /// counters at the opening of the window in `Simulation::at_warmup`, its
 /// measurements if it is monitored in `Simulation::monitors`: none of them
-/// in every link.
+/// in every link. One cache line, aligned to it: a link whose copies
+/// leave (`Simulation::release_started`) counts them in one line, fetched
+/// early by `Simulation::prefetch_ahead`, not two.
+#[repr(align(64))]
 pub struct LinkRecord {
     pub counters: QdiscCounters,
     pub rate_bps: u64,
     pub from: u32,
     pub to: u32,
 }
+
+const _: () = assert!(size_of::<LinkRecord>() == 64);
 
 /// A monitored link's measurements beyond the counters every link keeps.
 #[derive(Default)]

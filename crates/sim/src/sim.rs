@@ -760,25 +760,45 @@ impl Simulation {
                 // 48-byte nodes): the next stage reads its route and hop.
                 prefetch_all(packet);
             }
+            // A reserving link with copies waiting (an access link after a
+            // burst) lets them go (`release_started`): its buffer's box and
+            // its counters, then the first copy.
+            let link = &self.links[l as usize];
+            if let Some(buffer) = link.qdisc.fifo_buffer().filter(|_| link.reserves()) {
+                prefetch(buffer);
+                prefetch(&self.link_records[l as usize].counters);
+            }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
+            let link = &self.links[l as usize];
+            if let Some(first) = link.qdisc.fifo_front().filter(|_| link.reserves()) {
+                prefetch(first);
+            }
             if let Some(packet) = self.arriving(l) {
                 prefetch(self.routes.entry(packet.route, packet.hop + 1));
+                // Read at its host, whether the packet reaches it in the
+                // event or is answered ahead there (through an express
+                // link, `enter_pipe`): nearly every pipe head's packet.
+                self.prefetch_flow(packet);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(0) {
             if let Some(packet) = self.arriving(l) {
-                // The links the packet enters in the event (the next, and
-                // the express link it is then reserved on), or at the end
-                // of its route the flow and the link its answer takes.
-                let (link, then) = match self.routes.upcoming(packet.route, packet.hop + 1) {
-                    Upcoming::Link(next, express) => (Some(next), express),
-                    Upcoming::Host(answer) => {
-                        self.prefetch_flow(packet);
-                        (answer, None)
-                    }
+                self.prefetch_holes(packet);
+                // The links the packet enters in the event (the next, the
+                // express link it is then reserved on and, if it may be
+                // answered ahead at the host behind that, the link the
+                // answer takes), or at the end of its route the link its
+                // answer takes.
+                let links = match self.routes.upcoming(packet.route, packet.hop + 1) {
+                    Upcoming::Link(next, express) => [
+                        Some(next),
+                        express,
+                        express.and_then(|_| self.routes.answered_ahead(packet.route, packet.hop + 3)),
+                    ],
+                    Upcoming::Host(answer) => [answer, None, None],
                 };
-                for l in link.into_iter().chain(then) {
+                for l in links.into_iter().flatten() {
                     prefetch(&self.links[l as usize]);
                 }
             }
@@ -786,19 +806,31 @@ impl Simulation {
     }
 
     /// Fetch what `packet` will read of its flow at the end of its route:
-    /// the first three lines for an ACK (the routes, the sender and its
-    /// timer), the first line for data (the receiver) and, if ACKs may be
+    /// the first three lines (the routes and the receiver in the first,
+    /// the sender and its timer after) and, for data if ACKs may be
     /// delayed, the delayed ACK's pending event. By offset, without reading
-    /// the flow (cold) to tell TCP from UDP.
+    /// the flow (cold) to tell TCP from UDP. Data reads the sender's lines
+    /// too: the compiler keeps the transport's tag in a niche of the
+    /// sender (line 2 at this writing), and every arrival reads it.
     #[inline]
     fn prefetch_flow(&self, packet: &SimPacket) {
         let flow = &self.flows[packet.flow as usize];
+        prefetch_start(flow, Flow::ACK_BYTES);
+        if !packet.kind.is_reverse() && self.delays_acks {
+            prefetch_at(flow, Flow::DELACK_EVENT_AT);
+        }
+    }
+
+    /// The second stage of `prefetch_flow`, once the flow is at hand: a
+    /// data packet's receiver with a hole open reads its out-of-order map.
+    #[inline]
+    fn prefetch_holes(&self, packet: &SimPacket) {
         if packet.kind.is_reverse() {
-            prefetch_start(flow, Flow::ACK_BYTES);
-        } else {
-            prefetch(flow);
-            if self.delays_acks {
-                prefetch_at(flow, Flow::DELACK_EVENT_AT);
+            return;
+        }
+        if let Transport::Tcp(tcp) = &self.flows[packet.flow as usize].transport {
+            if let Some(holes) = tcp.receiver.holes() {
+                prefetch(holes);
             }
         }
     }
@@ -1381,8 +1413,10 @@ impl Simulation {
 
     /// Ask the caches early for what the next arrivals of inbox `i` will
     /// read, in stages as `prefetch_ahead` does for events: the route's
-    /// entry and the sender's flow, then the link after the gathering one
-    /// (the sender's), then the last packet of that link's pipe, which the
+    /// entry and the sender's flow, then the first entry of the flow's
+    /// other route, then the link after the gathering one (the sender's)
+    /// and the first link of that other route (which the sender's answer
+    /// takes), then the last packet of the first one's pipe, which the
     /// arrival joins. With many flows each is nearly always a miss.
     #[inline]
     fn prefetch_gathered(&self, i: usize) {
@@ -1392,11 +1426,28 @@ impl Simulation {
             // In case it answers ahead; its number is in the packet.
             prefetch_start(&self.flows[p.flow as usize], Flow::ACK_BYTES);
         }
+        let answer_route = |p: &SimPacket| {
+            let flow = &self.flows[p.flow as usize];
+            if p.kind.is_reverse() {
+                flow.forward
+            } else {
+                flow.reverse
+            }
+        };
+        if let Some(p) = inbox.get(4) {
+            prefetch(self.routes.entry(answer_route(p), 0));
+        }
         if let Some(next) = inbox
             .get(3)
             .and_then(|p| self.routes.link(p.route, p.hop + 1))
         {
             prefetch(&self.links[next as usize]);
+        }
+        if let Some(answer) = inbox
+            .get(2)
+            .and_then(|p| self.routes.link(answer_route(p), 0))
+        {
+            prefetch(&self.links[answer as usize]);
         }
         if let Some(next) = inbox
             .get(1)
@@ -1589,6 +1640,20 @@ impl Simulation {
             return;
         }
         let mut packets = std::mem::take(&mut self.outbox.packets);
+        if let [first, _, ..] = &packets[..] {
+            // The packets after the first (a sender's burst) wait behind
+            // it, counted in their link's record (`wait`), a miss of its
+            // own with many flows: fetched now, it overlaps the first's.
+            let flow = &self.flows[first.flow as usize];
+            let route = if first.kind.is_reverse() {
+                flow.reverse
+            } else {
+                flow.forward
+            };
+            if let Some(l) = self.routes.link(route, 0) {
+                prefetch(&self.link_records[l as usize]);
+            }
+        }
         for packet in packets.drain(..) {
             self.inject(packet);
         }
