@@ -1640,7 +1640,7 @@ impl Simulation {
             return;
         }
         let mut packets = std::mem::take(&mut self.outbox.packets);
-        if let [first, _, ..] = &packets[..] {
+        if let ([first, _, ..], true) = (&packets[..], self.deep_prefetch()) {
             // The packets after the first (a sender's burst) wait behind
             // it, counted in their link's record (`wait`), a miss of its
             // own with many flows: fetched now, it overlaps the first's.
