@@ -3,15 +3,19 @@
 //! the same set in its `seen` array).
 //!
 //! A bitmap, bit `i` for packet `next_expected + i`, in one block: the
-//! first `INLINE_WORDS` words (256 packets) inline, any further in a vector
-//! that only a window reaching past them needs. The receiver keeps it boxed (8 bytes in
-//! a flow that receives in order, nearly all the time). With many flows
-//! the box is a cache miss at each out-of-order arrival; the `VecDeque` of
-//! flags it replaces had its ring in a block of its own, a second miss
-//! (at 50,000 flows, a quarter of a data packet's time at its receiver).
+//! first `INLINE_WORDS` words (128 packets) inline, any further in a
+//! vector that only a window reaching past them needs. The receiver keeps
+//! it boxed (8 bytes in a flow that receives in order, nearly all the
+//! time). With many flows the box is a cache miss at each out-of-order
+//! arrival; the `VecDeque` of flags it replaces had its ring in a block of
+//! its own, a second miss (at 50,000 flows, a quarter of a data packet's
+//! time at its receiver).
 
-/// Words of flags in the box itself.
-const INLINE_WORDS: usize = 4;
+/// Words of flags in the box itself: 40 bytes with the vector, as the
+/// boxed deque with its smallest ring. Four words put the 10,000-flow
+/// dumbbell's running peak 26 KB over its memory budget
+/// (docs/performance.md).
+const INLINE_WORDS: usize = 2;
 
 #[derive(Clone, Debug, Default)]
 pub struct Holes {
