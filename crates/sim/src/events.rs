@@ -73,6 +73,9 @@ const COARSE_BITS: u32 = 13; // 8192 coarse slots: a 17 s horizon
 const COARSE_SLOTS: u64 = 1 << COARSE_BITS;
 /// No slot.
 const NONE: u64 = u64::MAX;
+/// Fine slots (524 µs) before a coarse slot opens from which its list is
+/// walked (`coarse_ahead`).
+const COARSE_WALK_LEAD: u64 = 64;
 /// `current` is this short when the next slot is taken (`take_following`):
 /// the deepest event `peek` is asked for, and one more.
 const LOOKAHEAD: usize = 5;
@@ -132,10 +135,15 @@ pub struct EventQueue {
     /// (if `walk_ahead`).
     ahead: Walk,
     /// The earliest coarse slot's list, walked a node per pop (if
-    /// `walk_ahead`) before it opens: spread onto the fine wheel in one
-    /// go, each node found through the one before, its events were a miss
-    /// after another (at 50,000 flows, a tenth of the event loop's time).
+    /// `walk_ahead`) in the last `COARSE_WALK_LEAD` slots before it opens:
+    /// spread onto the fine wheel in one go, each node found through the
+    /// one before, its events were a miss after another (at 50,000 flows,
+    /// a tenth of the event loop's time). Walked from the moment the slot
+    /// became the earliest, most of a slot's few hundred events had left
+    /// the caches again by its opening, thousands of events later.
     coarse_ahead: Walk,
+    /// The cursor from which `coarse_ahead` is walked.
+    coarse_walk_from: u64,
     walk_ahead: bool,
 }
 
@@ -160,6 +168,7 @@ impl Default for EventQueue {
             far_pushed: 0,
             ahead: Walk::default(),
             coarse_ahead: Walk::default(),
+            coarse_walk_from: NONE,
             walk_ahead: false,
         }
     }
@@ -230,7 +239,9 @@ impl EventQueue {
         }
         if self.walk_ahead {
             self.pool.step_ahead(&mut self.ahead);
-            self.pool.step_ahead(&mut self.coarse_ahead);
+            if self.cursor >= self.coarse_walk_from {
+                self.pool.step_ahead(&mut self.coarse_ahead);
+            }
             if self.current.len() <= LOOKAHEAD && self.following_slot == NONE {
                 self.take_following();
             }
@@ -411,6 +422,7 @@ impl EventQueue {
         if self.walk_ahead && self.coarse_first != u64::MAX {
             let i = (self.coarse_first & (COARSE_SLOTS - 1)) as usize;
             self.coarse_ahead = self.pool.walk_list(&self.coarse[i]);
+            self.coarse_walk_from = opening(self.coarse_first).saturating_sub(COARSE_WALK_LEAD);
         }
     }
 
