@@ -263,9 +263,7 @@ impl EventQueue {
         if self.coarse_first <= open || self.far_coarse <= open + COARSE_SLOTS {
             return;
         }
-        let i = (n & MASK) as usize;
-        self.occupied[i >> 6] &= !(1 << (i & 63));
-        let bag = std::mem::take(&mut self.slots[i]);
+        let bag = self.lift_slot(n);
         self.on_wheel -= self.pool.take_all(bag, &mut self.following);
         sort_slot(&mut self.following, n);
         self.following_slot = n;
@@ -282,8 +280,7 @@ impl EventQueue {
         if self.occupied[i >> 6] & (1 << (i & 63)) == 0 {
             return;
         }
-        self.occupied[i >> 6] &= !(1 << (i & 63));
-        let bag = std::mem::take(&mut self.slots[i]);
+        let bag = self.lift_slot(slot);
         let mut late = std::mem::take(&mut self.following);
         self.on_wheel -= self.pool.take_all(bag, &mut late);
         // The bag gives them latest scheduled first.
@@ -291,6 +288,15 @@ impl EventQueue {
             insert_sorted(&mut self.current, entry);
         }
         self.following = late;
+    }
+
+    /// Take slot `slot`'s bag off the wheel (its events are still counted
+    /// in `on_wheel`).
+    #[inline(always)]
+    fn lift_slot(&mut self, slot: u64) -> Bag {
+        let i = (slot & MASK) as usize;
+        self.occupied[i >> 6] &= !(1 << (i & 63));
+        std::mem::take(&mut self.slots[i])
     }
 
     /// Start walking the bag of the first non-empty slot after `slot`
@@ -327,8 +333,9 @@ impl EventQueue {
                 || next_set(&self.occupied, self.cursor) >= self.following_slot)
         {
             // No event was scheduled into a slot before it since it was
-            // taken (into it, maybe: `take_late_arrivals`). A coarse slot scheduled into since, that opens on the
-            // way, opens now: its events go far past this slot.
+            // taken (into it, maybe: `take_late_arrivals`). A coarse slot
+            // scheduled into since, that opens on the way, opens now: its
+            // events go far past this slot.
             let slot = std::mem::replace(&mut self.following_slot, NONE);
             std::mem::swap(&mut self.current, &mut self.following);
             self.take_late_arrivals(slot);
@@ -359,9 +366,7 @@ impl EventQueue {
                 return true;
             };
             self.move_to(next);
-            let i = (next & MASK) as usize;
-            self.occupied[i >> 6] &= !(1 << (i & 63));
-            let bag = std::mem::take(&mut self.slots[i]);
+            let bag = self.lift_slot(next);
             self.on_wheel -= self.pool.take_all(bag, &mut self.current);
             if !self.current.is_empty() {
                 // A bag gives its events latest put first. Events reach a
@@ -423,6 +428,8 @@ impl EventQueue {
             let i = (self.coarse_first & (COARSE_SLOTS - 1)) as usize;
             self.coarse_ahead = self.pool.walk_list(&self.coarse[i]);
             self.coarse_walk_from = opening(self.coarse_first).saturating_sub(COARSE_WALK_LEAD);
+        } else {
+            self.coarse_walk_from = NONE;
         }
     }
 

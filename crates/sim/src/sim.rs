@@ -144,6 +144,17 @@ impl Flow {
         + std::mem::offset_of!(TcpFlow, sender)
         + std::mem::size_of::<TcpSender>();
 
+    /// The route the flow's packets take one way: the reverse one for
+    /// ACKs (`Kind::is_reverse`).
+    #[inline]
+    pub fn route(&self, reverse: bool) -> RouteRef {
+        if reverse {
+            self.reverse
+        } else {
+            self.forward
+        }
+    }
+
     fn new(
         group: u32,
         (forward, reverse): (RouteRef, RouteRef),
@@ -866,11 +877,7 @@ impl Simulation {
     fn inject_inline(&mut self, mut packet: SimPacket) {
         self.ledger.inject();
         let flow = &self.flows[packet.flow as usize];
-        packet.route = if packet.kind.is_reverse() {
-            flow.reverse
-        } else {
-            flow.forward
-        };
+        packet.route = flow.route(packet.kind.is_reverse());
         match self.routes.link(packet.route, 0) {
             Some(link) => self.enqueue(link as usize, packet),
             None => self.arrive_at_endpoint(packet),
@@ -1426,14 +1433,7 @@ impl Simulation {
             // In case it answers ahead; its number is in the packet.
             prefetch_start(&self.flows[p.flow as usize], Flow::ACK_BYTES);
         }
-        let answer_route = |p: &SimPacket| {
-            let flow = &self.flows[p.flow as usize];
-            if p.kind.is_reverse() {
-                flow.forward
-            } else {
-                flow.reverse
-            }
-        };
+        let answer_route = |p: &SimPacket| self.flows[p.flow as usize].route(!p.kind.is_reverse());
         if let Some(p) = inbox.get(4) {
             prefetch(self.routes.entry(answer_route(p), 0));
         }
@@ -1644,12 +1644,7 @@ impl Simulation {
             // The packets after the first (a sender's burst) wait behind
             // it, counted in their link's record (`wait`), a miss of its
             // own with many flows: fetched now, it overlaps the first's.
-            let flow = &self.flows[first.flow as usize];
-            let route = if first.kind.is_reverse() {
-                flow.reverse
-            } else {
-                flow.forward
-            };
+            let route = self.flows[first.flow as usize].route(first.kind.is_reverse());
             if let Some(l) = self.routes.link(route, 0) {
                 prefetch(&self.link_records[l as usize]);
             }
