@@ -320,19 +320,22 @@ def summary_lines(res: Any) -> list[str]:
     if head:
         lines.append(", ".join(head))
     if not res.queues.is_empty() and "link" in res.queues.columns:
+        import polars as pl
+
         from .contract import monitored_links
 
-        monitored = set(monitored_links(res.scenario))
-        for row in res.queues.iter_rows(named=True):
-            if row["link"] in monitored:
-                parts = [f"queue {row['link']}:"]
-                if row.get("utilization") is not None:
-                    parts.append(f"utilization {100 * row['utilization']:.2f}%")
-                if row.get("loss_rate") is not None:
-                    parts.append(f"loss {100 * row['loss_rate']:.3f}%")
-                if row.get("mean_delay_s") is not None:
-                    parts.append(f"mean delay {1000 * row['mean_delay_s']:.2f} ms")
-                lines.append(" ".join(parts))
+        # Filtered before the rows become Python objects: a backbone has
+        # hundreds of thousands of links, a handful monitored.
+        monitored = res.queues.filter(pl.col("link").is_in(monitored_links(res.scenario)))
+        for row in monitored.iter_rows(named=True):
+            parts = [f"queue {row['link']}:"]
+            if row.get("utilization") is not None:
+                parts.append(f"utilization {100 * row['utilization']:.2f}%")
+            if row.get("loss_rate") is not None:
+                parts.append(f"loss {100 * row['loss_rate']:.3f}%")
+            if row.get("mean_delay_s") is not None:
+                parts.append(f"mean delay {1000 * row['mean_delay_s']:.2f} ms")
+            lines.append(" ".join(parts))
     jain = s.get("jain_index")
     if isinstance(jain, (int, float)) and jain == jain:  # not None, not NaN
         lines.append(f"Jain fairness index {s['jain_index']:.4f}")
