@@ -12,8 +12,15 @@ pub fn prefetch<T>(value: &T) {
 #[inline(always)]
 pub fn prefetch_all<T>(value: &T) {
     let start = value as *const T as usize;
-    let end = start + std::mem::size_of::<T>();
-    for line in (start & !63..end).step_by(64) {
+    let size = std::mem::size_of::<T>();
+    if size <= 64 {
+        // At most two lines: its first and last bytes', with no loop (the
+        // same line twice costs nothing).
+        prefetch_line(start as *const u8);
+        prefetch_line((start + size - 1) as *const u8);
+        return;
+    }
+    for line in (start & !63..start + size).step_by(64) {
         prefetch_line(line as *const u8);
     }
 }

@@ -1350,7 +1350,11 @@ impl Simulation {
             .pipes
             .pop_front(&mut link.pipe)
             .expect("pipe head event with an empty pipe");
-        if !link.pipe.is_empty() {
+        if let Some(next) = self.pipes.front(&link.pipe) {
+            // Its event is due a packet's serialization later (at a
+            // bottleneck, a few events on): too soon for the stages of
+            // `prefetch_ahead` to see it first.
+            prefetch_all(next);
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         if link.reserves() && link.qdisc.backlog().packets > 0 {
