@@ -5,7 +5,7 @@
 //! growable buffer per list would. Push and pop are O(1) and allocate
 //! nothing once the pool is warm.
 
-use crate::prefetch::prefetch_all;
+use crate::prefetch::{prefetch, prefetch_all};
 
 const NIL: u32 = u32::MAX;
 
@@ -99,6 +99,11 @@ impl<T: Copy> Pool<T> {
             let i = self.free;
             self.free = self.nodes[i as usize].next;
             self.nodes[i as usize] = node;
+            // The next node given out: freed long ago when the list's
+            // recent frees are used up (a burst), and read at once then.
+            if let Some(next) = self.nodes.get(self.free as usize) {
+                prefetch(next);
+            }
             i
         } else {
             self.nodes.push(node);
