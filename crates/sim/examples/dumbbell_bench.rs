@@ -56,15 +56,22 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// Bad input: say which argument and why, and exit with status 2.
+fn usage_error(message: std::fmt::Arguments) -> ! {
+    eprintln!("dumbbell_bench: {message}");
+    std::process::exit(2)
+}
+
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<u64> = raw
-        .iter()
-        .take(2)
-        .map(|a| a.parse().expect("numbers"))
-        .collect();
-    let n = args.first().copied().unwrap_or(1000);
-    let secs = args.get(1).copied().unwrap_or(20);
+    let whole = |i: usize, name: &str, default: u64| match raw.get(i) {
+        None => default,
+        Some(a) => a
+            .parse()
+            .unwrap_or_else(|_| usage_error(format_args!("{name}: not a whole number: {a:?}"))),
+    };
+    let n = whole(0, "flows", 1000);
+    let secs = whole(1, "seconds", 20);
     let mut scenario = Dumbbell {
         bottleneck_bps: 1_000_000_000,
         bottleneck_delay: 10 * MS,
@@ -85,14 +92,18 @@ fn main() {
         let links = &mut scenario.links;
         links
             .qdiscs
-            .push(serde_json::from_str(json).expect("a discipline as JSON"));
+            .push(serde_json::from_str(json).unwrap_or_else(|e| {
+                usage_error(format_args!("discipline: not a discipline as JSON: {e}"))
+            }));
         links.qdisc[0] = links.qdiscs.len() as u32 - 1;
     }
     let rss_before = peak_rss_kb();
     let heap_before = HELD.load(Relaxed);
     PEAK.store(heap_before, Relaxed);
     // The steps of `aqmlab_sim::run`, with the heap held after each.
-    scenario.check().unwrap();
+    if let Err(e) = scenario.check() {
+        usage_error(format_args!("{}: {}", e.field, e.message));
+    }
     let started = std::time::Instant::now();
     let mut sim = aqmlab_sim::Simulation::new(scenario);
     let heap_built = HELD.load(Relaxed);
