@@ -125,6 +125,7 @@ def measure(case: str, repeat: int) -> dict:
             "simulated_s": r["params"]["duration_s"],
             "peak_rss_mb": r["results"]["peak_rss_mb"],
             "data_packets_per_s": r["results"]["data_packets_delivered"] / r["results"]["wall_time_run_s"],
+            "machine": r.get("machine", "not recorded"),
         }
         out["ratio_to_ns3"] = out["data_packets_per_s"] / out["ns3"]["data_packets_per_s"]
     return out
@@ -148,6 +149,9 @@ def report(f: dict) -> None:
               f"({n['simulated_s']} s simulated; {n['peak_rss_mb']:.0f} MB peak RSS): "
               f"{n['data_packets_per_s'] / 1e3:.1f} k per wall second")
         print(f"ratio        aqmlab / ns-3 = {f['ratio_to_ns3']:.0f}x in data packets delivered per wall second")
+        if n["machine"] != machine():
+            print(f"             (ns-3 ran on another machine: {n['machine']}; "
+                  f"bench/ns3/run_reference.py --case {NS3[f['case']]} reruns it here)")
     elif f["case"] in NS3:
         print(f"ns-3         no reference (run bench/ns3/run_reference.py --case {NS3[f['case']]})")
     print()

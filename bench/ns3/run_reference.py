@@ -15,6 +15,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from run import machine  # noqa: E402  (bench/run.py: standard library only at import)
 BINARY = os.path.join(HERE, "build", "dumbbell")
 
 CASES = {
@@ -83,6 +85,9 @@ def main(argv=None):
     elapsed = time.monotonic() - t0
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["process_wall_time_s"] = elapsed  # includes topology setup and teardown
+    # A ratio of speeds holds only between runs on one machine: bench/run.py says when
+    # the reference came from another.
+    result["machine"] = machine()
     result["command"] = cmd[1:]
     if args.duration is not None:
         result["note"] = (f"duration shortened from {CASES[args.case]['duration']} s "
