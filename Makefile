@@ -39,6 +39,7 @@ test: setup test-rust test-python
 
 test-rust:
 	cargo test --workspace --release -q
+	cargo test --release -q -p aqmlab-sim --features census --test census
 
 test-python:
 	$(PY) -m pytest -q

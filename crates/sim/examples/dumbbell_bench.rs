@@ -110,6 +110,10 @@ fn main() {
     let peak_building = PEAK.swap(heap_built, Relaxed);
     sim.run(|_| true);
     let peak_running = PEAK.swap(HELD.load(Relaxed), Relaxed);
+    // Built with `--features census`: the work done, by kind, per data
+    // packet taken in at its receiver.
+    #[cfg(feature = "census")]
+    let census = (sim.census).report(sim.ledger.data_received, |l| sim.link_names.get(l).into());
     let r = aqmlab_sim::Results::collect(sim, started.elapsed().as_secs_f64());
     let peak_results = PEAK.load(Relaxed);
     let get = |k| r.summary_value(k).cloned().unwrap();
@@ -145,4 +149,6 @@ fn main() {
         "peak packets in flight {:?}",
         r.summary_value("peak_packets_in_flight")
     );
+    #[cfg(feature = "census")]
+    print!("census (count, per data packet taken in):\n{census}");
 }

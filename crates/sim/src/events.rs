@@ -50,6 +50,40 @@ pub enum Event {
     InFlight(u32),
 }
 
+impl Event {
+    /// The kinds' names, in the order of `kind`.
+    pub const KINDS: [&'static str; 11] = [
+        "TxDone",
+        "PipeHead",
+        "QdiscWake",
+        "RtoTimer",
+        "DelayedAck",
+        "FlowStart",
+        "UdpSend",
+        "Arrival",
+        "WarmupEnd",
+        "Sample",
+        "InFlight",
+    ];
+
+    /// The event's kind, as an index into `KINDS`.
+    pub fn kind(self) -> usize {
+        match self {
+            Event::TxDone(_) => 0,
+            Event::PipeHead(_) => 1,
+            Event::QdiscWake(_) => 2,
+            Event::RtoTimer(_) => 3,
+            Event::DelayedAck(_) => 4,
+            Event::FlowStart(_) => 5,
+            Event::UdpSend(_) => 6,
+            Event::Arrival(_) => 7,
+            Event::WarmupEnd => 8,
+            Event::Sample => 9,
+            Event::InFlight(_) => 10,
+        }
+    }
+}
+
 /// An event on a wheel. It needs no sequence number: a slot's events are
 /// kept in the order they were scheduled (16 bytes instead of 24).
 #[derive(Clone, Copy, Debug)]
@@ -357,8 +391,7 @@ impl EventQueue {
     /// Turn the wheel to the next non-empty slot and sort it into `current`.
     fn advance(&mut self) -> bool {
         if self.following_slot != NONE
-            && (self.on_wheel == 0
-                || next_set(&self.occupied, self.cursor) >= self.following_slot)
+            && (self.on_wheel == 0 || next_set(&self.occupied, self.cursor) >= self.following_slot)
         {
             // No event was scheduled into a slot before it since it was
             // taken (into it, maybe: `take_late_arrivals`). A coarse slot
@@ -637,7 +670,9 @@ mod tests {
         while let Some(e) = cal.pop() {
             popped.push(e);
         }
-        let mut expected: Vec<_> = (0..8).map(|i| (10 + i, Event::PipeHead(i as u32))).collect();
+        let mut expected: Vec<_> = (0..8)
+            .map(|i| (10 + i, Event::PipeHead(i as u32)))
+            .collect();
         expected.extend([
             (slot + 7, Event::PipeHead(104)),
             (3 * slot + 1, Event::PipeHead(103)),

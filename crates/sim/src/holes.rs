@@ -128,7 +128,11 @@ mod tests {
                     expected += 1;
                 }
                 holes.insert(i);
-                assert_eq!(holes.take_in_order(), expected, "spread {spread}, step {step}");
+                assert_eq!(
+                    holes.take_in_order(),
+                    expected,
+                    "spread {spread}, step {step}"
+                );
                 assert_eq!(holes.is_empty(), !flags.contains(&true), "step {step}");
             }
         }

@@ -7,6 +7,7 @@
 //! pipe's head in the event list, arenas addressed by index, one lazily
 //! cancelled timer per TCP flow.
 
+pub mod census;
 pub mod check;
 pub mod events;
 mod holes;

@@ -6,6 +6,7 @@ use std::num::NonZeroU64;
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Qdisc, QdiscCounters, TrafficClass, Verdicts};
 
+use crate::census::Census;
 use crate::events::{Event, EventQueue};
 use crate::inbox::Inbox;
 pub use crate::ledger::Ledger;
@@ -223,6 +224,8 @@ pub struct Simulation {
     outbox: Outbox,
     pub ledger: Ledger,
     pub events_processed: u64,
+    /// The work done, by kind (counted only with the `census` feature).
+    pub census: Census,
     pub series: crate::metrics::TimeSeries,
     warmed_up: bool,
     /// Some TCP profile delays its ACKs: only then does a data packet
@@ -312,6 +315,7 @@ impl Simulation {
             outbox: Outbox::default(),
             ledger: Ledger::default(),
             events_processed: 0,
+            census: Census::default(),
             series: Default::default(),
             warmed_up: false,
             delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
@@ -509,8 +513,7 @@ impl Simulation {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     (
                         !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
-                        !tcp.trace_cwnd
-                            && answer_passes(flow.forward, p.packet_size),
+                        !tcp.trace_cwnd && answer_passes(flow.forward, p.packet_size),
                     )
                 }
                 _ => (false, false),
@@ -805,7 +808,8 @@ impl Simulation {
                     Upcoming::Link(next, express) => [
                         Some(next),
                         express,
-                        express.and_then(|_| self.routes.answered_ahead(packet.route, packet.hop + 3)),
+                        express
+                            .and_then(|_| self.routes.answered_ahead(packet.route, packet.hop + 3)),
                     ],
                     Upcoming::Host(answer) => [answer, None, None],
                 };
@@ -848,6 +852,7 @@ impl Simulation {
 
     #[inline]
     fn dispatch(&mut self, event: Event) {
+        self.census.event(event);
         match event {
             Event::PipeHead(l) => self.pipe_head(l as usize),
             Event::TxDone(l) => self.tx_done(l as usize),
@@ -1152,6 +1157,7 @@ impl Simulation {
     /// order (docs/simulator.md, "Answering ahead").
     #[inline(never)]
     fn answer_ahead(&mut self, mut packet: SimPacket, at: Time) {
+        self.census.answered_ahead(packet.kind.is_reverse());
         packet.hop += 1;
         if packet.kind.is_reverse() {
             self.answer_ack_ahead(packet, at);
@@ -1294,6 +1300,7 @@ impl Simulation {
     /// having waited in the buffer, or `None` if the buffer refused it.
     #[inline(never)]
     fn wait(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
+        self.census.waited(l);
         self.release_started(l, arrival);
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
@@ -1381,6 +1388,7 @@ impl Simulation {
     /// `packet` reaches gathering link `l` at `at`: into its inbox, and an
     /// event to take it in by then at the latest.
     fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time) {
+        self.census.gathered();
         packet.at = at;
         let inbox = self.inbox(l);
         inbox.insert(packet);
@@ -1573,6 +1581,7 @@ impl Simulation {
     // ---- endpoints --------------------------------------------------------
 
     fn arrive_at_endpoint(&mut self, packet: SimPacket) {
+        self.census.taken_in(packet.kind.is_reverse());
         self.ledger.received += 1;
         let now = self.now;
         let f = packet.flow as usize;
@@ -1627,6 +1636,7 @@ impl Simulation {
     /// without moving the buffer.
     #[inline(always)]
     fn flush_reply(&mut self) {
+        self.census.replied(self.outbox.packets.len());
         if self.outbox.packets.len() == 1 {
             let packet = self.outbox.packets.pop().expect("one packet");
             self.inject_inline(packet);
