@@ -2,8 +2,8 @@
 //! answered ahead and taken in at their hosts, arrivals gathered, packets
 //! that waited in a reserving FIFO (by link), and how many packets each
 //! host's reply held. It says how many steps a data packet costs, which an
-//! instruction count cannot split (docs/performance.md, "Where it stands
-//! (fifteenth round)").
+//! instruction count cannot split (docs/performance.md, the fifteenth
+//! round).
 //!
 //! Counted only with the `census` cargo feature; without it `Census` is
 //! empty and every count compiles to nothing, so the simulator pays for it
