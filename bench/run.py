@@ -81,7 +81,20 @@ def run_once(scenario: Path) -> dict:
 
 
 #: case -> the ns-3 reference of the same scenario (bench/ns3/run_reference.py --case ...)
-NS3 = {"dumbbell-1000": "dumbbell1000", "backbone-10k": "backbone10k", "backbone-50k": "backbone50k"}
+NS3 = {
+    "dumbbell-1000": "dumbbell1000",
+    "backbone-10k": "backbone10k",
+    "backbone-50k": "backbone50k",
+    "kantawala-droptail": "kantawala-droptail",
+    "kantawala-red": "kantawala-red",
+    "short-flows": "short-flows",
+}
+
+#: cases without an ns-3 peer, and why
+NO_NS3 = {
+    "dumbbell-1000-qsdrr": "ns-3 has no QSDRR",
+    "kantawala-qsdrr": "ns-3 has no QSDRR",
+}
 
 
 def cases() -> list[str]:
@@ -154,6 +167,8 @@ def report(f: dict) -> None:
                   f"bench/ns3/run_reference.py --case {NS3[f['case']]} reruns it here)")
     elif f["case"] in NS3:
         print(f"ns-3         no reference (run bench/ns3/run_reference.py --case {NS3[f['case']]})")
+    elif f["case"] in NO_NS3:
+        print(f"ns-3         no peer: {NO_NS3[f['case']]}")
     print()
 
 

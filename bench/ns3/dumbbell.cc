@@ -1,18 +1,27 @@
 // aqmlab ns-3 peer: n long-lived TCP (NewReno, classic recovery) flows over a
-// dumbbell with one DropTail bottleneck. All parameters come from the command
-// line; one JSON object is printed on stdout. See bench/ns3/README.md.
+// dumbbell with one DropTail or RED bottleneck. All parameters come from the
+// command line; one JSON object is printed on stdout. See bench/ns3/README.md.
 //
 // Topology (all links point-to-point, full duplex, same rate/delay both ways):
 //   s_i --(accessRate, a_i)--> r1 --(bottleneckRate, bottleneckDelay)--> r2
-//       --(accessRate, 1 ms)--> d_i
-//   a_i = 1 ms + 49 ms * i/(n-1)
+//       --(receiverRate, receiverDelay)--> d_i
+//   a_i = accessDelayFirst + (accessDelayLast - accessDelayFirst) * i/(n-1)
+//   (by default 1 ms + 49 ms * i/(n-1); receiverRate = accessRate, 1 ms)
 // Flow i: BulkSend s_i -> PacketSink d_i, starting at startSpread * i / n.
+// With --workload=FILE the flows are instead the file's, one a line
+// ("sender start_s bytes": a transfer of that many bytes from s_sender,
+// starting then), all to one receiver d_0; --accessDelays=FILE gives each
+// sender's access delay (s), one a line, in place of the rule.
 //
-// Queues: flow control is disabled on every PointToPointNetDevice, so no
-// NetDeviceQueueInterface is aggregated and Ipv4AddressHelper installs no
-// traffic-control queue disc. The only queue on each device is the device's
-// DropTailQueue<Packet>: bufferPkts packets on r1->r2, largeQueuePkts on all
-// others. The program checks that no queue disc is installed anywhere.
+// Queues: flow control is disabled on every PointToPointNetDevice but the
+// bottleneck's with a RED bottleneck, so no NetDeviceQueueInterface is
+// aggregated and Ipv4AddressHelper installs no traffic-control queue disc.
+// The only queue on each device is the device's DropTailQueue<Packet>:
+// bufferPkts packets on r1->r2, largeQueuePkts on all others. With
+// --bottleneckQueue=red, r1->r2 instead holds a RedQueueDisc of bufferPkts
+// packets in front of a device queue of one packet (the disc then holds
+// the backlog), and r2->r1 no disc. The program checks that no other queue
+// disc is installed anywhere.
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -24,7 +33,9 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -66,6 +77,7 @@ struct Stats
 
 Stats g;
 Ptr<Queue<Packet>> g_bnQueue;
+Ptr<QueueDisc> g_bnQueueDisc; // the RED bottleneck's, if any
 
 bool
 InWindow()
@@ -93,6 +105,19 @@ BnDrop(Ptr<const Packet>)
         g.bnArrivalsWin++;
         g.bnDropsWin++;
     }
+}
+
+// The same counts from a RED bottleneck's queue disc.
+void
+BnDiscEnqueue(Ptr<const QueueDiscItem> item)
+{
+    BnEnqueue(item->GetPacket());
+}
+
+void
+BnDiscDrop(Ptr<const QueueDiscItem> item)
+{
+    BnDrop(item->GetPacket());
 }
 
 void
@@ -130,7 +155,7 @@ SenderMacTx(Ptr<const Packet> p)
 void
 SampleQueue(Time interval, Time end)
 {
-    uint32_t q = g_bnQueue->GetNPackets();
+    uint32_t q = g_bnQueue->GetNPackets() + (g_bnQueueDisc ? g_bnQueueDisc->GetNPackets() : 0);
     g.qSum += q;
     g.qSamples++;
     g.qMax = std::max(g.qMax, q);
@@ -222,6 +247,18 @@ main(int argc, char* argv[])
     std::string bottleneckRate = "20Mbps";
     std::string bottleneckDelay = "20ms";
     std::string accessRate = "100Mbps";
+    double accessDelayFirst = 0.001; // s
+    double accessDelayLast = 0.050;  // s
+    std::string receiverRate = "";   // empty: accessRate
+    double receiverDelay = 0.001;    // s
+    std::string workloadFile = "";
+    std::string accessDelaysFile = "";
+    std::string bottleneckQueue = "droptail";
+    double redMinTh = 5;     // packets
+    double redMaxTh = 15;    // packets
+    double redMaxP = 0.02;
+    double redQw = 0.002;
+    uint32_t redMeanPktSize = 1000; // bytes, for the idle-time decay
     uint32_t bufferPkts = 100;
     uint32_t largeQueuePkts = 100000;
     double startSpread = 2.5;
@@ -248,7 +285,22 @@ main(int argc, char* argv[])
     cmd.AddValue("bottleneckRate", "bottleneck rate", bottleneckRate);
     cmd.AddValue("bottleneckDelay", "bottleneck one-way delay", bottleneckDelay);
     cmd.AddValue("accessRate", "access/receiver link rate", accessRate);
-    cmd.AddValue("bufferPkts", "bottleneck DropTail limit (packets)", bufferPkts);
+    cmd.AddValue("accessDelayFirst", "access delay of flow 0 (s)", accessDelayFirst);
+    cmd.AddValue("accessDelayLast", "access delay of flow n-1 (s); the rest evenly between",
+                 accessDelayLast);
+    cmd.AddValue("receiverRate", "receiver link rate (default accessRate)", receiverRate);
+    cmd.AddValue("receiverDelay", "receiver link one-way delay (s)", receiverDelay);
+    cmd.AddValue("workload", "file of flows, 'sender start_s bytes' a line, to one receiver",
+                 workloadFile);
+    cmd.AddValue("accessDelays", "file of the senders' access delays (s), one a line",
+                 accessDelaysFile);
+    cmd.AddValue("bottleneckQueue", "droptail or red", bottleneckQueue);
+    cmd.AddValue("redMinTh", "RED min_th (packets)", redMinTh);
+    cmd.AddValue("redMaxTh", "RED max_th (packets)", redMaxTh);
+    cmd.AddValue("redMaxP", "RED max_p", redMaxP);
+    cmd.AddValue("redQw", "RED w_q", redQw);
+    cmd.AddValue("redMeanPktSize", "RED mean packet size (bytes)", redMeanPktSize);
+    cmd.AddValue("bufferPkts", "bottleneck limit (packets)", bufferPkts);
     cmd.AddValue("largeQueuePkts", "limit of every other queue (packets)", largeQueuePkts);
     cmd.AddValue("startSpread", "flow i starts at startSpread*i/n (s)", startSpread);
     cmd.AddValue("duration", "simulated time (s)", duration);
@@ -272,20 +324,59 @@ main(int argc, char* argv[])
 
     NS_ABORT_MSG_IF(n < 1, "n must be >= 1");
     NS_ABORT_MSG_IF(warmup >= duration, "warmup must be < duration");
+    NS_ABORT_MSG_UNLESS(bottleneckQueue == "droptail" || bottleneckQueue == "red",
+                        "bottleneckQueue must be droptail or red");
+    const bool red = bottleneckQueue == "red";
     g.warmup = warmup;
 
     DataRate bnRate(bottleneckRate);
     DataRate acRate(accessRate);
+    DataRate rcvRate(receiverRate.empty() ? accessRate : receiverRate);
     Time bnDelay(bottleneckDelay);
 
-    auto accessDelay = [n](uint32_t i) {
+    std::vector<double> accessDelays(n); // seconds
+    for (uint32_t i = 0; i < n; i++)
+    {
         double frac = n > 1 ? static_cast<double>(i) / (n - 1) : 0.0;
-        return 0.001 + 0.049 * frac; // seconds
+        accessDelays[i] = accessDelayFirst + (accessDelayLast - accessDelayFirst) * frac;
+    }
+    if (!accessDelaysFile.empty())
+    {
+        std::ifstream in(accessDelaysFile);
+        NS_ABORT_MSG_UNLESS(in, "cannot read accessDelays " << accessDelaysFile);
+        for (uint32_t i = 0; i < n; i++)
+        {
+            NS_ABORT_MSG_UNLESS(in >> accessDelays[i], "accessDelays: fewer than n lines");
+        }
+    }
+    auto accessDelay = [&accessDelays](uint32_t i) { return accessDelays[i]; };
+
+    struct WorkloadFlow
+    {
+        uint32_t sender;
+        double start;
+        uint64_t bytes;
     };
+    std::vector<WorkloadFlow> workload;
+    if (!workloadFile.empty())
+    {
+        std::ifstream in(workloadFile);
+        NS_ABORT_MSG_UNLESS(in, "cannot read workload " << workloadFile);
+        WorkloadFlow f;
+        while (in >> f.sender >> f.start >> f.bytes)
+        {
+            NS_ABORT_MSG_UNLESS(f.sender < n, "workload: sender " << f.sender << " >= n");
+            workload.push_back(f);
+        }
+        NS_ABORT_MSG_IF(workload.empty(), "workload: no flows in " << workloadFile);
+    }
+    // One receiver for a workload's flows; else one per sender.
+    const uint32_t nRcv = workload.empty() ? n : 1;
 
     // Largest two-way propagation delay, and a buffer big enough never to
     // limit a window: twice (largest BDP + bottleneck buffer), at least 1 MB.
-    double maxRtt = 2 * (accessDelay(n - 1) + bnDelay.GetSeconds() + 0.001);
+    double maxRtt = 2 * (*std::max_element(accessDelays.begin(), accessDelays.end()) +
+                         bnDelay.GetSeconds() + receiverDelay);
     if (sockBuf == 0)
     {
         double bdp = bnRate.GetBitRate() * maxRtt / 8.0;
@@ -323,7 +414,7 @@ main(int argc, char* argv[])
     NodeContainer senders;
     senders.Create(n);
     NodeContainer receivers;
-    receivers.Create(n);
+    receivers.Create(nRcv);
     NodeContainer routers;
     routers.Create(2);
     Ptr<Node> r1 = routers.Get(0);
@@ -352,23 +443,52 @@ main(int argc, char* argv[])
     p2p.DisableFlowControl();
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(largeQ)));
 
-    // Bottleneck r1 <-> r2
-    p2p.SetDeviceAttribute("DataRate", DataRateValue(bnRate));
-    p2p.SetChannelAttribute("Delay", TimeValue(bnDelay));
-    NetDeviceContainer bnDevs = p2p.Install(r1, r2);
+    // Bottleneck r1 <-> r2. A RED disc needs the device's flow control,
+    // which tells the disc when the device can take the next packet.
+    PointToPointHelper p2pBn;
+    if (!red)
+    {
+        p2pBn.DisableFlowControl();
+    }
+    p2pBn.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(largeQ)));
+    p2pBn.SetDeviceAttribute("DataRate", DataRateValue(bnRate));
+    p2pBn.SetChannelAttribute("Delay", TimeValue(bnDelay));
+    NetDeviceContainer bnDevs = p2pBn.Install(r1, r2);
     Ptr<PointToPointNetDevice> bnDev = DynamicCast<PointToPointNetDevice>(bnDevs.Get(0));
     g_bnQueue = bnDev->GetQueue();
-    g_bnQueue->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, bufferPkts));
+    g_bnQueue->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, red ? 1 : bufferPkts));
+    TrafficControlHelper redHelper;
+    if (red)
+    {
+        // Installed before the addresses, so that Ipv4AddressHelper adds no
+        // default disc on r1's side.
+        redHelper.SetRootQueueDisc("ns3::RedQueueDisc",
+                                   "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, bufferPkts)),
+                                   "MinTh", DoubleValue(redMinTh),
+                                   "MaxTh", DoubleValue(redMaxTh),
+                                   "LInterm", DoubleValue(1.0 / redMaxP),
+                                   "QW", DoubleValue(redQw),
+                                   "Gentle", BooleanValue(false),
+                                   "MeanPktSize", UintegerValue(redMeanPktSize),
+                                   "LinkBandwidth", DataRateValue(bnRate),
+                                   "LinkDelay", TimeValue(bnDelay));
+        g_bnQueueDisc = redHelper.Install(bnDevs.Get(0)).Get(0);
+    }
 
     Ipv4AddressHelper addr;
     addr.SetBase("13.0.0.0", "255.255.255.252");
     Ipv4InterfaceContainer bnIf = addr.Assign(bnDevs);
+    if (red)
+    {
+        // r2 -> r1 carries only ACKs: no disc, as with DropTail.
+        redHelper.Uninstall(bnDevs.Get(1));
+    }
 
     // Access links s_i <-> r1 (11.0.0.0/8) and receiver links r2 <-> d_i (12.0.0.0/8)
     std::vector<NetDeviceContainer> accDevs(n);
-    std::vector<NetDeviceContainer> rcvDevs(n);
+    std::vector<NetDeviceContainer> rcvDevs(nRcv);
     std::vector<Ipv4InterfaceContainer> accIf(n);
-    std::vector<Ipv4InterfaceContainer> rcvIf(n);
+    std::vector<Ipv4InterfaceContainer> rcvIf(nRcv);
     Ipv4AddressHelper accAddr("11.0.0.0", "255.255.255.252");
     Ipv4AddressHelper rcvAddr("12.0.0.0", "255.255.255.252");
     p2p.SetDeviceAttribute("DataRate", DataRateValue(acRate));
@@ -379,15 +499,17 @@ main(int argc, char* argv[])
         accIf[i] = accAddr.Assign(accDevs[i]);
         accAddr.NewNetwork();
     }
-    p2p.SetChannelAttribute("Delay", TimeValue(MilliSeconds(1)));
-    for (uint32_t i = 0; i < n; i++)
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(rcvRate));
+    p2p.SetChannelAttribute("Delay", TimeValue(Seconds(receiverDelay)));
+    for (uint32_t i = 0; i < nRcv; i++)
     {
         rcvDevs[i] = p2p.Install(r2, receivers.Get(i));
         rcvIf[i] = rcvAddr.Assign(rcvDevs[i]);
         rcvAddr.NewNetwork();
     }
 
-    // No traffic-control queue discs anywhere: the device queue is the only queue.
+    // No traffic-control queue discs anywhere but a RED bottleneck's: the
+    // device queue is the only other queue.
     uint32_t queueDiscs = 0;
     for (auto it = NodeList::Begin(); it != NodeList::End(); ++it)
     {
@@ -401,7 +523,7 @@ main(int argc, char* argv[])
             }
         }
     }
-    NS_ABORT_MSG_IF(queueDiscs != 0, "unexpected traffic-control queue discs installed");
+    NS_ABORT_MSG_IF(queueDiscs != (red ? 1 : 0), "unexpected traffic-control queue discs installed");
 
     // ---- static routes ----------------------------------------------------
     if (routing == "static")
@@ -420,6 +542,9 @@ main(int argc, char* argv[])
         staticRouting.GetStaticRouting(si)->SetDefaultRoute(accIf[i].GetAddress(1),
                                                             si->GetInterfaceForDevice(
                                                                 accDevs[i].Get(0)));
+    }
+    for (uint32_t i = 0; i < nRcv; i++)
+    {
         Ptr<Ipv4> di = receivers.Get(i)->GetObject<Ipv4>();
         staticRouting.GetStaticRouting(di)->SetDefaultRoute(rcvIf[i].GetAddress(0),
                                                             di->GetInterfaceForDevice(
@@ -429,35 +554,57 @@ main(int argc, char* argv[])
 
     // ---- applications -----------------------------------------------------
     const uint16_t port = 9;
-    std::vector<Ptr<PacketSink>> sinks(n);
-    std::vector<Ptr<BulkSendApplication>> sources(n);
-    for (uint32_t i = 0; i < n; i++)
+    std::vector<Ptr<PacketSink>> sinks(nRcv);
+    for (uint32_t i = 0; i < nRcv; i++)
     {
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sa = sinkHelper.Install(receivers.Get(i));
         sa.Start(Seconds(0));
         sinks[i] = DynamicCast<PacketSink>(sa.Get(0));
-
+    }
+    // A transfer of `bytes` (0: without end) from sender s to receiver r.
+    auto addFlow = [&](uint32_t s, uint32_t r, Time start, uint64_t bytes) {
         BulkSendHelper src("ns3::TcpSocketFactory",
-                           InetSocketAddress(rcvIf[i].GetAddress(1), port));
-        src.SetAttribute("MaxBytes", UintegerValue(0));
+                           InetSocketAddress(rcvIf[r].GetAddress(1), port));
+        src.SetAttribute("MaxBytes", UintegerValue(bytes));
         src.SetAttribute("SendSize", UintegerValue(sendSize));
-        ApplicationContainer ca = src.Install(senders.Get(i));
-        Time start = Seconds(startSpread * i / n);
+        ApplicationContainer ca = src.Install(senders.Get(s));
         ca.Start(start);
-        sources[i] = DynamicCast<BulkSendApplication>(ca.Get(0));
         // The socket exists once StartApplication has run.
-        Simulator::Schedule(start + NanoSeconds(1), &HookSocket, sources[i]);
+        Simulator::Schedule(start + NanoSeconds(1), &HookSocket,
+                            DynamicCast<BulkSendApplication>(ca.Get(0)));
+    };
+    if (workload.empty())
+    {
+        for (uint32_t i = 0; i < n; i++)
+        {
+            addFlow(i, i, Seconds(startSpread * i / n), 0);
+        }
+    }
+    for (const auto& f : workload)
+    {
+        addFlow(f.sender, 0, Seconds(f.start), f.bytes);
     }
 
     // ---- instrumentation --------------------------------------------------
-    g_bnQueue->TraceConnectWithoutContext("Enqueue", MakeCallback(&BnEnqueue));
-    g_bnQueue->TraceConnectWithoutContext("Drop", MakeCallback(&BnDrop));
+    if (red)
+    {
+        g_bnQueueDisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&BnDiscEnqueue));
+        g_bnQueueDisc->TraceConnectWithoutContext("Drop", MakeCallback(&BnDiscDrop));
+    }
+    else
+    {
+        g_bnQueue->TraceConnectWithoutContext("Enqueue", MakeCallback(&BnEnqueue));
+        g_bnQueue->TraceConnectWithoutContext("Drop", MakeCallback(&BnDrop));
+    }
     bnDev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BnTxEnd));
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nRcv; i++)
     {
         rcvDevs[i].Get(1)->TraceConnectWithoutContext("MacRx", MakeCallback(&ReceiverMacRx));
+    }
+    for (uint32_t i = 0; i < n; i++)
+    {
         accDevs[i].Get(0)->TraceConnectWithoutContext("MacTx", MakeCallback(&SenderMacTx));
     }
     Time end = Seconds(duration);
@@ -472,11 +619,11 @@ main(int argc, char* argv[])
 
     // ---- results ----------------------------------------------------------
     double win = duration - warmup;
-    std::vector<double> goodput(n);
+    std::vector<double> goodput(nRcv);
     double sum = 0;
     double sumSq = 0;
     uint64_t appBytesTotal = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nRcv; i++)
     {
         uint64_t rx = sinks[i]->GetTotalRx();
         appBytesTotal += rx;
@@ -485,7 +632,7 @@ main(int argc, char* argv[])
         sum += goodput[i];
         sumSq += goodput[i] * goodput[i];
     }
-    double jain = sumSq > 0 ? sum * sum / (n * sumSq) : 0.0;
+    double jain = sumSq > 0 ? sum * sum / (nRcv * sumSq) : 0.0;
     double util = g.bnTxIpBytesWin * 8.0 / (bnRate.GetBitRate() * win);
     double utilWire =
         (g.bnTxIpBytesWin + kPppHeader * g.bnTxPktsWin) * 8.0 / (bnRate.GetBitRate() * win);
@@ -507,8 +654,25 @@ main(int argc, char* argv[])
       << ",\"bottleneckDelay\":" << JsonStr(bottleneckDelay)
       << ",\"accessRate\":" << JsonStr(accessRate) << ",\"accessRate_bps\":" << acRate.GetBitRate()
       << ",\"accessDelay_s\":{\"first\":" << accessDelay(0) << ",\"last\":" << accessDelay(n - 1)
-      << ",\"rule\":\"1ms + 49ms*i/(n-1)\"}"
-      << ",\"receiverLinkDelay_s\":0.001"
+      << ",\"rule\":"
+      << (accessDelaysFile.empty() ? "\"first + (last - first)*i/(n-1)\""
+                                   : JsonStr("from " + accessDelaysFile))
+      << "}"
+      << ",\"workload\":"
+      << (workload.empty() ? "null"
+                           : "{\"file\":" + JsonStr(workloadFile) +
+                                 ",\"flows\":" + std::to_string(workload.size()) +
+                                 ",\"receivers\":1}")
+      << ",\"receiverRate_bps\":" << rcvRate.GetBitRate()
+      << ",\"receiverLinkDelay_s\":" << receiverDelay
+      << ",\"bottleneckQueue\":" << JsonStr(bottleneckQueue);
+    if (red)
+    {
+        o << ",\"red\":{\"minTh_pkts\":" << redMinTh << ",\"maxTh_pkts\":" << redMaxTh
+          << ",\"maxP\":" << redMaxP << ",\"qW\":" << redQw
+          << ",\"meanPktSize_bytes\":" << redMeanPktSize << ",\"gentle\":false}";
+    }
+    o
       << ",\"bufferPkts\":" << bufferPkts << ",\"largeQueuePkts\":" << largeQueuePkts
       << ",\"startSpread_s\":" << startSpread << ",\"duration_s\":" << duration
       << ",\"warmup_s\":" << warmup << ",\"segmentSize_bytes\":" << segmentSize
@@ -523,7 +687,10 @@ main(int argc, char* argv[])
       << (limitedTransmit ? "true" : "false") << ",\"sampleInterval_s\":" << sampleInterval
       << ",\"tcp\":\"TcpNewReno, timestamps off, window scaling on, DelAckCount 1, SYN handshake\""
       << ",\"routing\":" << JsonStr(routing) << ",\"weakEsModel\":" << (weakEs ? "true" : "false")
-      << ",\"queues\":\"device DropTailQueue only (flow control disabled, no queue discs)\"";
+      << ",\"queues\":"
+      << (red ? "\"RedQueueDisc on r1->r2 over a 1-packet device queue; elsewhere device "
+                "DropTailQueue only (flow control disabled, no queue discs)\""
+              : "\"device DropTailQueue only (flow control disabled, no queue discs)\"");
     o << "},";
     o << "\"results\":{";
     o << "\"window_s\":[" << warmup << "," << duration << "]";
@@ -541,7 +708,7 @@ main(int argc, char* argv[])
     o << ",\"max_queue_pkts_sampled\":" << g.qMax;
     o << ",\"queue_samples\":" << g.qSamples;
     o << ",\"goodput_bps\":[";
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nRcv; i++)
     {
         o << (i ? "," : "") << goodput[i];
     }

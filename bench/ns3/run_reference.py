@@ -5,7 +5,8 @@
     python3 bench/ns3/run_reference.py --case dumbbell1000  # benchmark case
     python3 bench/ns3/run_reference.py --case dumbbell1000 --duration 10
 
-Writes bench/ns3/reference/<case>_reno.json (or --out). Standard library only.
+Writes bench/ns3/reference/<case>_reno.json (or --out). Standard library only, but for
+the short-flow case, whose flows come from running its scenario in aqmlab (workload.py).
 """
 import argparse
 import json
@@ -13,11 +14,19 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from run import machine  # noqa: E402  (bench/run.py: standard library only at import)
 BINARY = os.path.join(HERE, "build", "dumbbell")
+
+KANTAWALA = dict(
+    n=100, bottleneckRate="500Mbps", bottleneckDelay="49ms", accessRate="10Mbps",
+    accessDelayFirst=0.001, accessDelayLast=0.001, receiverRate="10Gbps", receiverDelay=0.0,
+    bufferPkts=1000, startSpread=0.0, duration=100.0, warmup=10.0, segmentSize=1460,
+    sampleInterval=1.0,
+)
 
 CASES = {
     # Reference case the test suite compares against.
@@ -40,7 +49,26 @@ CASES = {
         n=50000, bottleneckRate="10Gbps", bottleneckDelay="24ms", accessRate="100Gbps",
         bufferPkts=565, startSpread=2.0, duration=60.0, warmup=5.0,
     ),
+    # Seed 000's main case (scenarios/bench-kantawala-*.toml): 100 flows of 1500-byte
+    # packets starting together on 10 Mb/s access links into 500 Mb/s, 1 ms + 49 ms one
+    # way, a 1000-packet buffer. ns-3 has DropTail and RED; QSDRR is aqmlab's own.
+    "kantawala-droptail": KANTAWALA,
+    "kantawala-red": dict(
+        KANTAWALA, bottleneckQueue="red", redMinTh=400, redMaxTh=800, redMaxP=0.02,
+        redQw=0.001, redMeanPktSize=1000,
+    ),
+    # The short-flow workload (scenarios/bench-short-flows.toml): aqmlab's own flows of
+    # that scenario (Poisson arrivals of Pareto-sized transfers at 80% of 1 Gb/s from
+    # 1,000 senders, 20 to 40 ms access delays, to one receiver), from workload.py.
+    "short-flows": dict(
+        n=1000, bottleneckRate="1Gbps", bottleneckDelay="20ms", accessRate="10Gbps",
+        receiverRate="10Gbps", receiverDelay=0.0, bufferPkts=1000, duration=20.0,
+        warmup=5.0, segmentSize=960, sampleInterval=1.0,
+    ),
 }
+
+#: Cases whose flows are an aqmlab scenario's (bench/ns3/workload.py).
+WORKLOADS = {"short-flows": "bench-short-flows.toml"}
 
 
 #: Above this many flows a reference keeps a summary of the per-flow goodputs, not the list.
@@ -78,6 +106,14 @@ def main(argv=None):
         params["warmup"] = args.warmup
 
     build()
+    if args.case in WORKLOADS:
+        from workload import export
+
+        scenario = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scenarios", WORKLOADS[args.case])
+        files = export(Path(scenario), Path(HERE) / "build")
+        if files["n"] != params["n"]:
+            sys.exit(f"{scenario} has {files['n']} senders, the case {params['n']}")
+        params.update(workload=files["workload"], accessDelays=files["accessDelays"])
     cmd = [BINARY] + [f"--{k}={v}" for k, v in params.items()] + [f"--caseName={args.case}"] + args.extra
     print("running:", " ".join(cmd), file=sys.stderr)
     t0 = time.monotonic()

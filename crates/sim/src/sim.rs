@@ -1108,8 +1108,15 @@ impl Simulation {
             let answer = &self.links[answer as usize];
             if self.links[l].pipe.is_empty()
                 && arrive < self.answer_ahead_before
-                && answer.busy_until <= arrive
-                && (!packet.kind.is_reverse() || self.sender_idle_until(packet.flow, arrive))
+                && match packet.kind.is_reverse() {
+                    // A sender's answer may wait at its busy link: its
+                    // change to the packets in flight, a drop there
+                    // included, falls due at `arrive` (`answer_ack_ahead`).
+                    true => self.sender_idle_until(packet.flow, arrive),
+                    // A receiver's ACK stands in for the packet it answers
+                    // only if nothing can drop it: its link is idle then.
+                    false => answer.busy_until <= arrive,
+                }
             {
                 self.answer_ahead(packet, arrive);
                 return;
