@@ -1151,8 +1151,10 @@ impl Simulation {
     ///   pipe it would wait in is empty);
     /// - the window's opening and the run's end come after `at`
     ///   (`answer_ahead_before`), so the packet counts where it would;
-    /// - the answer's link is idle then (the caller checks), so its first
-    ///   packet passes it at once;
+    /// - a receiver's answer link is idle then (the caller checks), so its
+    ///   ACK passes it at once; a sender's may be busy, and its data wait
+    ///   or be dropped there as in the ACK's own event (nothing else
+    ///   reaches the link before then);
     /// - the packets in flight reach their peak as they would: a receiver's
     ///   ACK stands in for the packet it answers, and a sender's change to
     ///   them (it answers an ACK with none, one or two packets) counts
