@@ -16,8 +16,8 @@ fn main() {
     let Some(path) = std::env::args().nth(1) else {
         usage_error(format_args!("usage: census RESOLVED_JSON"));
     };
-    let json = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| usage_error(format_args!("{path}: {e}")));
+    let json =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| usage_error(format_args!("{path}: {e}")));
     let scenario: Scenario = serde_json::from_str(&json)
         .unwrap_or_else(|e| usage_error(format_args!("{path}: not a resolved scenario: {e}")));
     if let Err(e) = scenario.check() {

@@ -36,11 +36,20 @@ fn the_census_adds_up() {
         let c = &sim.census;
         assert_eq!(c.events.iter().sum::<u64>(), sim.events_processed);
         let taken_in: u64 = c.taken_in.iter().sum();
-        assert_eq!(taken_in, sim.ledger.received, "every packet reaching a host");
-        assert!(c.taken_in[0] >= sim.ledger.data_received, "data packets and SYNs");
+        assert_eq!(
+            taken_in, sim.ledger.received,
+            "every packet reaching a host"
+        );
+        assert!(
+            c.taken_in[0] >= sim.ledger.data_received,
+            "data packets and SYNs"
+        );
         assert_eq!(c.replies.iter().sum::<u64>(), taken_in, "one reply each");
         let waits: u64 = c.waits.iter().sum();
-        assert!(c.waits[0] > 0 && c.waits[0] <= waits, "the bottleneck queues");
+        assert!(
+            c.waits[0] > 0 && c.waits[0] <= waits,
+            "the bottleneck queues"
+        );
         for i in 0..2 {
             assert!(c.answered_ahead[i] <= c.taken_in[i]);
         }
