@@ -349,7 +349,6 @@ main(int argc, char* argv[])
             NS_ABORT_MSG_UNLESS(in >> accessDelays[i], "accessDelays: fewer than n lines");
         }
     }
-    auto accessDelay = [&accessDelays](uint32_t i) { return accessDelays[i]; };
 
     struct WorkloadFlow
     {
@@ -494,7 +493,7 @@ main(int argc, char* argv[])
     p2p.SetDeviceAttribute("DataRate", DataRateValue(acRate));
     for (uint32_t i = 0; i < n; i++)
     {
-        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(accessDelay(i))));
+        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(accessDelays[i])));
         accDevs[i] = p2p.Install(senders.Get(i), r1);
         accIf[i] = accAddr.Assign(accDevs[i]);
         accAddr.NewNetwork();
@@ -653,7 +652,7 @@ main(int argc, char* argv[])
       << ",\"bottleneckRate_bps\":" << bnRate.GetBitRate()
       << ",\"bottleneckDelay\":" << JsonStr(bottleneckDelay)
       << ",\"accessRate\":" << JsonStr(accessRate) << ",\"accessRate_bps\":" << acRate.GetBitRate()
-      << ",\"accessDelay_s\":{\"first\":" << accessDelay(0) << ",\"last\":" << accessDelay(n - 1)
+      << ",\"accessDelay_s\":{\"first\":" << accessDelays[0] << ",\"last\":" << accessDelays[n - 1]
       << ",\"rule\":"
       << (accessDelaysFile.empty() ? "\"first + (last - first)*i/(n-1)\""
                                    : JsonStr("from " + accessDelaysFile))

@@ -33,7 +33,7 @@ fn main() {
         sim.events_processed
     );
     print!(
-        "census (count, per data packet taken in):\n{}",
+        "{}",
         (sim.census).report(data, |l| sim.link_names.get(l).into())
     );
 }

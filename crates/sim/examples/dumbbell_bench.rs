@@ -150,5 +150,5 @@ fn main() {
         r.summary_value("peak_packets_in_flight")
     );
     #[cfg(feature = "census")]
-    print!("census (count, per data packet taken in):\n{census}");
+    print!("{census}");
 }

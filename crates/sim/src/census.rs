@@ -94,14 +94,14 @@ impl Census {
 
 #[cfg(feature = "census")]
 impl Census {
-    /// The census per data packet delivered, a line a count, the waits
-    /// summed over links whose names differ only in their numbers (named
-    /// by `link_name`).
+    /// The census per data packet taken in at a receiver, under a
+    /// heading, a line a count, the waits summed over links whose names
+    /// differ only in their numbers (named by `link_name`).
     pub fn report(&self, data_packets: u64, link_name: impl Fn(usize) -> String) -> String {
         use std::collections::BTreeMap;
         use std::fmt::Write;
         let per = |n: u64| n as f64 / data_packets.max(1) as f64;
-        let mut out = String::new();
+        let mut out = String::from("census (count, per data packet taken in):\n");
         let mut line = |what: &str, n: u64| {
             let _ = writeln!(out, "{what:<34} {n:>12} {:>8.4}", per(n));
         };
