@@ -7,23 +7,23 @@
 //! pipe's head in the event list, arenas addressed by index, one lazily
 //! cancelled timer per TCP flow.
 
-pub mod census;
+pub mod accel;
 pub mod check;
-pub mod events;
+pub mod engine;
 mod holes;
-mod inbox;
-pub mod ledger;
-pub mod metrics;
+pub mod measure;
 pub mod names;
-pub mod network;
 pub mod packet;
 pub mod pool;
-mod prefetch;
 pub mod results;
 pub mod scenario;
-mod sender_samples;
-pub mod sim;
 pub mod tcp;
+pub mod traffic;
+
+pub use accel::Accelerations;
+pub use engine::Simulation;
+pub use measure::census;
+pub use measure::metrics;
 
 pub use aqmlab_qdisc::Time;
 pub use check::ScenarioError;
@@ -31,7 +31,6 @@ pub use metrics::{Column, Scalar, Table};
 pub use names::Names;
 pub use results::Results;
 pub use scenario::Scenario;
-pub use sim::Simulation;
 
 /// Why a run did not produce results.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 //! growable buffer per list would. Push and pop are O(1) and allocate
 //! nothing once the pool is warm.
 
-use crate::prefetch::{prefetch, prefetch_all};
+use crate::accel::hints::{prefetch, prefetch_all};
 
 const NIL: u32 = u32::MAX;
 

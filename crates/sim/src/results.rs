@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use aqmlab_qdisc::{DropReason, QdiscStats};
 
+use crate::engine::flow::Transport;
+use crate::engine::link::{Link, LinkRecord};
+use crate::engine::Simulation;
+use crate::measure::window::WindowStart;
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
 use crate::names::Names;
-use crate::network::{Link, LinkRecord, WindowStart};
-use crate::sim::{Simulation, Transport};
 
 pub struct Results {
     pub summary: Vec<(String, Scalar)>,

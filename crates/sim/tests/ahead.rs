@@ -4,7 +4,7 @@
 //! ACK by the data its sender sends. Where no two events tie at a
 //! nanosecond, that is exactly what its arrival would do: every figure is
 //! the same, to the bit, as in a run that answers every packet in its
-//! arrival's event (`Simulation::without_answers_ahead`).
+//! arrival's event (`common::WITHOUT_ANSWERS`).
 //!
 //! The scenarios make the answers meet what could tell them apart: a
 //! bottleneck that queues and drops, slow receivers' links that queue
@@ -95,11 +95,14 @@ fn qsdrr() -> QdiscSpec {
 }
 
 fn run(scenario: Scenario, answer_ahead: bool) -> Results {
-    run_prepared(scenario, |sim| {
-        if !answer_ahead {
-            sim.without_answers_ahead();
-        }
-    })
+    run_with(
+        scenario,
+        if answer_ahead {
+            Accelerations::ALL
+        } else {
+            WITHOUT_ANSWERS
+        },
+    )
 }
 
 /// Flows whose data packets, and flows whose ACKs, may be answered ahead.

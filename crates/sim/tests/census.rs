@@ -21,10 +21,12 @@ fn run(answer_ahead: bool) -> Simulation {
             };
         }
     });
-    let mut sim = Simulation::new(scenario);
-    if !answer_ahead {
-        sim.without_answers_ahead();
-    }
+    let accelerations = if answer_ahead {
+        Accelerations::ALL
+    } else {
+        WITHOUT_ANSWERS
+    };
+    let mut sim = Simulation::with_accelerations(scenario, accelerations);
     assert!(sim.run(|_| true));
     sim
 }

@@ -4,6 +4,7 @@
 
 use aqmlab_qdisc::{Limit, QdiscSpec};
 use aqmlab_sim::scenario::*;
+pub use aqmlab_sim::Accelerations;
 
 pub const MS: u64 = 1_000_000;
 pub const S: u64 = 1_000_000_000;
@@ -210,28 +211,51 @@ pub fn series(r: &aqmlab_sim::Results, metric: &str, entity: &str) -> Vec<(f64, 
         .collect()
 }
 
-/// `scenario` checked and run to its end, after `prepare` has had the
-/// simulation (to turn a mechanism off for a reference run).
+/// `scenario` checked and run to its end with `accelerations`, after
+/// `prepare` has had the simulation.
 pub fn run_prepared(
     scenario: Scenario,
+    accelerations: Accelerations,
     prepare: impl FnOnce(&mut aqmlab_sim::Simulation),
 ) -> aqmlab_sim::Results {
     scenario.check().unwrap();
-    let mut sim = aqmlab_sim::Simulation::new(scenario);
+    let mut sim = aqmlab_sim::Simulation::with_accelerations(scenario, accelerations);
     prepare(&mut sim);
     assert!(sim.run(|_| true));
     aqmlab_sim::Results::collect(sim, 0.0)
 }
 
+/// Every acceleration but answering ahead (and gathering, which needs it).
+pub const WITHOUT_ANSWERS: Accelerations = Accelerations {
+    answer_data: false,
+    answer_acks: false,
+    gather: false,
+    ..Accelerations::ALL
+};
+
+/// Every acceleration but gathering.
+pub const WITHOUT_GATHERING: Accelerations = Accelerations {
+    gather: false,
+    ..Accelerations::ALL
+};
+
 /// `scenario` run to its end, with the FIFOs reserving their departures as
 /// the simulator does, or (`reserve` false) with every link on events: the
 /// reference the reservations are tested against.
 pub fn run_reserving(scenario: Scenario, reserve: bool) -> aqmlab_sim::Results {
-    run_prepared(scenario, |sim| {
-        if !reserve {
-            sim.without_reservations();
-        }
-    })
+    run_with(
+        scenario,
+        if reserve {
+            Accelerations::ALL
+        } else {
+            Accelerations::NONE
+        },
+    )
+}
+
+/// `scenario` checked and run to its end with `accelerations`.
+pub fn run_with(scenario: Scenario, accelerations: Accelerations) -> aqmlab_sim::Results {
+    run_prepared(scenario, accelerations, |_| {})
 }
 
 /// One cell of a table, printed (columns differ in type; NaN, an empty

@@ -6,7 +6,7 @@
 //! on events: the same choices, drops, marks and waits, and what its
 //! monitored link measures (delay histogram, sampled backlog and
 //! utilization, window counters) is the same too. The reference runs every
-//! link on events (`Simulation::without_reservations`).
+//! link on events (`Accelerations::NONE`).
 //!
 //! Each discipline in turn is the monitored bottleneck of eight Reno flows
 //! and four Poisson UDP sources, with a measurement window that opens and

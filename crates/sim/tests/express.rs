@@ -4,7 +4,7 @@
 //! admissions, drops, waits and departures. Here the express links are the
 //! real bottlenecks (slow receiver links with small buffers), so they queue
 //! and drop throughout. The reference runs every link on events
-//! (`Simulation::without_reservations`); tests/fifo.rs checks the FIFOs
+//! (`Accelerations::NONE`); tests/fifo.rs checks the FIFOs
 //! whose arrivals are events.
 
 mod common;
@@ -44,7 +44,7 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
 /// meet there at one nanosecond, and gathering them (tests/gather.rs)
 /// takes ties in another order.
 fn run_express(scenario: aqmlab_sim::Scenario) -> Results {
-    run_prepared(scenario, |sim| sim.without_gathering())
+    run_with(scenario, WITHOUT_GATHERING)
 }
 
 #[test]

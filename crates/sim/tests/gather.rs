@@ -3,7 +3,7 @@
 //! an inbox and reserves them in batches, once nothing can arrive before
 //! them. Where no two events tie at a nanosecond, that is what an event per
 //! arrival would do: every figure is the same, to the bit, as in a run
-//! without gathering (`Simulation::without_gathering`), answers ahead in
+//! without gathering (`common::WITHOUT_GATHERING`), answers ahead in
 //! both.
 
 mod common;
@@ -12,11 +12,14 @@ use aqmlab_sim::{Results, Scenario};
 use common::*;
 
 fn run(scenario: Scenario, gather: bool) -> Results {
-    run_prepared(scenario, |sim| {
-        if !gather {
-            sim.without_gathering();
-        }
-    })
+    run_with(
+        scenario,
+        if gather {
+            Accelerations::ALL
+        } else {
+            WITHOUT_GATHERING
+        },
+    )
 }
 
 /// Twelve Reno flows through a 30 Mb/s bottleneck that drops.
@@ -149,7 +152,9 @@ fn gathering_in_short_batches() {
     let reference = run(s.clone(), false);
     let delivered = summary_u64(&reference, "data_packets_delivered");
     for (most, least_saved) in [(1, 0), (3, delivered / 2)] {
-        let batched = run_prepared(s.clone(), |sim| sim.gather_in_batches_of(most));
+        let batched = run_prepared(s.clone(), Accelerations::ALL, |sim| {
+            sim.gather_in_batches_of(most)
+        });
         let saved = summary_u64(&reference, "events") - summary_u64(&batched, "events");
         assert!(
             saved >= least_saved,

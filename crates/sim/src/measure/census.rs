@@ -11,7 +11,7 @@
 //! `cargo run --release -p aqmlab-sim --features census --example
 //! dumbbell_bench`.
 
-use crate::events::Event;
+use crate::engine::events::Event;
 
 #[cfg(feature = "census")]
 #[derive(Default, Debug, Clone)]

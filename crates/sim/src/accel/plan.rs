@@ -1,0 +1,291 @@
+//! The plan: which acceleration each link and each flow uses, decided once
+//! from the topology before the run, by pure functions with one
+//! eligibility rule each, and applied to the links and routes in one place
+//! (`Simulation::apply`). Nothing changes it during the run.
+
+use crate::accel::inbox::Inbox;
+use crate::accel::Accelerations;
+use crate::engine::flow::{Flow, Transport};
+use crate::engine::link::{Departures, Link};
+use crate::engine::routes::{RouteRef, Routes};
+use crate::engine::Simulation;
+use crate::scenario::TcpProfile;
+use crate::Time;
+
+/// What the plan reads: the network as built, before any acceleration.
+pub struct Topology<'a> {
+    pub links: &'a [Link],
+    pub routes: &'a Routes,
+    pub flows: &'a [Flow],
+    pub profiles: &'a [TcpProfile],
+}
+
+/// Whether a flow's packets are answered ahead at each end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Answers {
+    /// Its data packets, by its receiver.
+    pub data: bool,
+    /// Its ACKs, by its sender.
+    pub acks: bool,
+}
+
+/// Which acceleration each link and flow uses.
+pub struct Plan {
+    /// How each link's departures are found.
+    pub departures: Vec<Departures>,
+    /// Some packets leaving the link go on into an express link, or into a
+    /// gathering link's inbox.
+    pub feeds_express: Vec<bool>,
+    /// By flow.
+    pub answers: Vec<Answers>,
+    /// The gathering links' inboxes, by link.
+    pub inboxes: Vec<Inbox>,
+    /// Fetch what the next events read early (`prefetch.rs`).
+    pub prefetch: bool,
+}
+
+impl Plan {
+    pub fn build(t: &Topology, acc: Accelerations) -> Self {
+        let mut departures: Vec<_> = t.links.iter().map(|l| base_departures(l, acc)).collect();
+        let mut feeds_express = vec![false; t.links.len()];
+        if acc.reserve && acc.express {
+            let feeders = single_feeders(t.routes, t.links.len());
+            for (l, feeder) in feeders.into_iter().enumerate() {
+                if let Some(f) = feeder.filter(|_| is_express(&t.links[l], departures[l])) {
+                    departures[l] = Departures::Express;
+                    feeds_express[f as usize] = true;
+                }
+            }
+        }
+        let answers = answers(t, &departures, &feeds_express, acc);
+        let inboxes = match acc.gather {
+            true => gathering(t, &mut departures, &mut feeds_express, &answers),
+            false => Vec::new(),
+        };
+        Plan {
+            departures,
+            feeds_express,
+            answers,
+            inboxes,
+            prefetch: acc.prefetch,
+        }
+    }
+}
+
+/// A link's departures before express links and gathering are found: a
+/// FIFO reserves them (`reserve.rs`), a discipline that only its arrivals
+/// and departures change defers them (`defer.rs`), any other runs them on
+/// events.
+pub fn base_departures(link: &Link, acc: Accelerations) -> Departures {
+    if acc.reserve && link.qdisc.is_fifo() {
+        Departures::Reserved
+    } else if acc.defer && link.qdisc.defers_departures() {
+        Departures::Deferred
+    } else {
+        Departures::Events
+    }
+}
+
+/// Each link's one feeding link, if every route that reaches it does so
+/// from that same link (never from a host).
+pub fn single_feeders(routes: &Routes, links: usize) -> Vec<Option<u32>> {
+    const UNSEEN: u32 = u32::MAX - 1;
+    const NOT_ONE: u32 = u32::MAX;
+    let mut feeder = vec![UNSEEN; links];
+    for (previous, l) in routes.hops() {
+        let f = &mut feeder[l as usize];
+        let from = previous.unwrap_or(NOT_ONE);
+        *f = if *f == UNSEEN || *f == from {
+            from
+        } else {
+            NOT_ONE
+        };
+    }
+    feeder
+        .into_iter()
+        .map(|f| (f < UNSEEN).then_some(f))
+        .collect()
+}
+
+/// An express link (`express.rs`): a reserving FIFO, unmonitored (its
+/// samples and delays are taken in time), with a single feeder.
+pub fn is_express(link: &Link, departures: Departures) -> bool {
+    departures == Departures::Reserved && !link.is_monitored()
+}
+
+/// How many routes cross each link.
+fn route_uses(routes: &Routes, links: usize) -> Vec<u32> {
+    let mut uses = vec![0u32; links];
+    for (_, l) in routes.hops() {
+        uses[l as usize] += 1;
+    }
+    uses
+}
+
+/// Which flows' packets are answered ahead (`ahead.rs`). A TCP flow of one
+/// transfer (an on-off source's receiver ignores a past transfer's
+/// stragglers) qualifies at either end when the answer leaves on a
+/// reserving FIFO that no other route takes (`answer_link_passes`):
+/// - data packets, at the receiver, if it answers each with one ACK at
+///   once (no delayed ACKs);
+/// - ACKs, at the sender, unless its window is traced (each sample writes
+///   it out).
+pub fn answers(
+    t: &Topology,
+    departures: &[Departures],
+    feeds_express: &[bool],
+    acc: Accelerations,
+) -> Vec<Answers> {
+    let uses = route_uses(t.routes, t.links.len());
+    let passes = |route: RouteRef, size: u32| {
+        t.routes.link(route, 0).is_some_and(|a| {
+            let a = a as usize;
+            answer_link_passes(&t.links[a], departures[a], feeds_express[a], uses[a], size)
+        })
+    };
+    (t.flows.iter())
+        .map(|flow| match &flow.transport {
+            Transport::Tcp(tcp) if tcp.on_off.is_none() => {
+                let p = &t.profiles[tcp.profile as usize];
+                Answers {
+                    data: acc.answer_data && !p.delayed_ack && passes(flow.reverse, p.ack_size),
+                    acks: acc.answer_acks && !tcp.trace_cwnd && passes(flow.forward, p.packet_size),
+                }
+            }
+            _ => Answers::default(),
+        })
+        .collect()
+}
+
+/// Whether an answer of `size` bytes may be sent ahead onto link `a`, the
+/// first of its route: a reserving FIFO (its future is its arrivals') that
+/// no other route takes (nothing else reaches it before the answer), not
+/// monitored (its samples and delays are taken in time), feeding no
+/// express link (which could drop the answer) and that lets a packet of
+/// the answer's size pass when idle.
+pub fn answer_link_passes(
+    a: &Link,
+    departures: Departures,
+    feeds_express: bool,
+    uses: u32,
+    size: u32,
+) -> bool {
+    uses == 1
+        && matches!(departures, Departures::Reserved | Departures::Express)
+        && !a.is_monitored()
+        && !feeds_express
+        && a.qdisc.admits_into_empty(size)
+}
+
+/// Find the gathering links (`gather.rs`): reserving, unmonitored FIFOs
+/// not express, every arrival of which comes from the first link of an
+/// answer's route whose data packets are answered ahead and reach their
+/// receiver through an express link. Such a data packet's arrival at the
+/// receiver is known once the link before the express one has sent it, at
+/// least its `sent_ahead` before it reaches the express link, so its answer
+/// comes at least that, the express link's delay and the answer link's
+/// after (the inbox's lead).
+pub fn gathering(
+    t: &Topology,
+    departures: &mut [Departures],
+    feeds_express: &mut [bool],
+    answers: &[Answers],
+) -> Vec<Inbox> {
+    /// What a link is to gathering, in 12 bytes (a million flows have
+    /// four million links). Times in ns, saturated: a lead or tail too
+    /// long for 32 bits is still a bound.
+    #[derive(Clone, Copy)]
+    enum Role {
+        /// May gather: the least lead and tail of its feeders so far.
+        Candidate(u32, u32),
+        /// An answer link: the lead and tail of the inbox it feeds.
+        Feeds(u32, u32),
+        No,
+    }
+    let ns = |t: Time| u32::try_from(t).unwrap_or(u32::MAX);
+    let mut roles: Vec<Role> = (t.links.iter().zip(departures.iter()))
+        .map(
+            |(link, &d)| match d == Departures::Reserved && !link.is_monitored() {
+                true => Role::Candidate(u32::MAX, u32::MAX),
+                false => Role::No,
+            },
+        )
+        .collect();
+    for (flow, answered) in t.flows.iter().zip(answers) {
+        let answer = t.routes.link(flow.reverse, 0);
+        let (Some(answer), true) = (answer, answered.data) else {
+            continue;
+        };
+        let hops = t.routes.links(flow.forward).count();
+        let mut last_two = t.routes.links(flow.forward).skip(hops.saturating_sub(2));
+        let (Some(b), Some(e)) = (last_two.next(), last_two.next()) else {
+            continue;
+        };
+        if departures[e as usize] == Departures::Express {
+            let a = &t.links[answer as usize];
+            // `tx_time(1)`: at least a nanosecond, so that a packet due now
+            // is always due before any answer to come.
+            let tail = a.delay + a.tx_time(1);
+            let sent_ahead = t.links[b as usize].sent_ahead(departures[b as usize]);
+            let lead = sent_ahead + t.links[e as usize].delay + tail;
+            // An answer link is a route's first: it gathers nothing.
+            roles[answer as usize] = Role::Feeds(ns(lead), ns(tail));
+        }
+    }
+    for (previous, l) in t.routes.hops() {
+        if let Role::Candidate(lead, tail) = roles[l as usize] {
+            roles[l as usize] = match previous.map(|f| roles[f as usize]) {
+                Some(Role::Feeds(l2, t2)) => Role::Candidate(lead.min(l2), tail.min(t2)),
+                _ => Role::No,
+            };
+        }
+    }
+    let gathers = |role: Role| matches!(role, Role::Candidate(lead, _) if lead < u32::MAX);
+    for (previous, l) in t.routes.hops() {
+        if let (Some(f), true) = (previous, gathers(roles[l as usize])) {
+            feeds_express[f as usize] = true;
+        }
+    }
+    let mut inboxes = Vec::new();
+    for (l, &role) in roles.iter().enumerate() {
+        if let (Role::Candidate(lead, tail), true) = (role, gathers(role)) {
+            departures[l] = Departures::Gathered;
+            inboxes.push(Inbox::new(l as u32, lead.into(), tail.into()));
+        }
+    }
+    inboxes
+}
+
+impl Simulation {
+    /// The network as the plan reads it.
+    pub(crate) fn topology(&self) -> Topology<'_> {
+        Topology {
+            links: &self.links,
+            routes: &self.routes,
+            flows: &self.flows,
+            profiles: &self.scenario.tcp_profiles,
+        }
+    }
+
+    /// Set every link and route as `plan` says: the one place the
+    /// accelerations' marks are written.
+    pub(crate) fn apply(&mut self, plan: Plan) {
+        self.accel.prefetch = plan.prefetch;
+        for ((link, departures), feeds) in self
+            .links
+            .iter_mut()
+            .zip(plan.departures)
+            .zip(plan.feeds_express)
+        {
+            link.departures = departures;
+            link.feeds_express = feeds;
+        }
+        let links = &self.links;
+        self.routes.mark_express(|l| links[l as usize].is_express());
+        for (flow, answers) in self.flows.iter().zip(plan.answers) {
+            self.routes.set_answered_ahead(flow.forward, answers.data);
+            self.routes.set_answered_ahead(flow.reverse, answers.acks);
+        }
+        self.accel.inboxes = plan.inboxes;
+    }
+}

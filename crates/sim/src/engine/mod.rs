@@ -1,0 +1,163 @@
+//! The engine: arenas of links and flows, the event list, and the loop that
+//! runs the events in order.
+//!
+//! This is the reference model (DESIGN.md, "The simulator"): every link
+//! transmits on its own events (`TxDone`), every pipe delivers its head on
+//! its own event (`PipeHead`), and hosts take in what reaches them in the
+//! event that brings it. Events at one nanosecond run in the order of
+//! their key (time, kind, component; see [`events::Event`]), never in the
+//! order they happened to be scheduled. The accelerations of
+//! [`crate::accel`] skip events where the outcome is known, and must give
+//! the same results to the bit; a run with `Accelerations::NONE` is the
+//! reference itself.
+
+pub mod build;
+pub mod events;
+pub mod flow;
+pub mod forward;
+pub mod host;
+pub mod link;
+pub mod routes;
+
+use aqmlab_qdisc::Verdicts;
+
+use crate::accel::{AccelState, Accelerations};
+use crate::measure::census::Census;
+use crate::measure::ledger::Ledger;
+use crate::measure::metrics::TimeSeries;
+use crate::measure::window::WindowStarts;
+use crate::names::Names;
+use crate::packet::SimPacket;
+use crate::pool::Pool;
+use crate::scenario::Scenario;
+use crate::tcp::Outbox;
+use crate::traffic::arrivals::ArrivalProcess;
+use crate::{MaybeTime, Time};
+
+use events::{Event, EventQueue};
+use flow::Flow;
+use link::{Link, LinkRecord, Monitored};
+use routes::Routes;
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub now: Time,
+    pub events: EventQueue,
+    pub links: Vec<Link>,
+    pub link_records: Vec<LinkRecord>,
+    /// Link and node names, by index, for the result tables.
+    pub link_names: Names,
+    pub node_names: Names,
+    /// Every link's counters when the measurement window opened.
+    pub at_warmup: WindowStarts,
+    /// The measurements of monitored links (see `Link::monitor`).
+    pub monitors: Vec<Monitored>,
+    /// Time of the pending `QdiscWake` event (lazily cancelled) of each
+    /// link whose discipline is not a FIFO, by link: only those ask to be
+    /// woken, so the many FIFOs do not carry it.
+    pub(crate) wakes: Vec<(u32, MaybeTime)>,
+    /// Every packet propagating on any link.
+    pub pipes: Pool<SimPacket>,
+    pub routes: Routes,
+    pub flows: Vec<Flow>,
+    pub groups: Names,
+    pub(crate) arrivals: Vec<ArrivalProcess>,
+    pub(crate) verdicts: Verdicts<SimPacket>,
+    pub(crate) outbox: Outbox,
+    pub ledger: Ledger,
+    pub events_processed: u64,
+    /// The work done, by kind (counted only with the `census` feature).
+    pub census: Census,
+    pub series: TimeSeries,
+    pub(crate) warmed_up: bool,
+    /// When the next `Sample` event runs (`Time::MAX` without samples).
+    pub(crate) sample_due: Time,
+    /// What the accelerations keep between events.
+    pub(crate) accel: AccelState,
+}
+
+impl Simulation {
+    /// The simulation of `scenario` with every acceleration that applies.
+    pub fn new(scenario: Scenario) -> Self {
+        Self::with_accelerations(scenario, Accelerations::ALL)
+    }
+
+    /// Run until the end of the scenario. `progress` is called now and then
+    /// with the simulated seconds done; returning false stops the run.
+    pub fn run(&mut self, mut progress: impl FnMut(f64) -> bool) -> bool {
+        let end = self.scenario.duration_ns;
+        let mut last_report = std::time::Instant::now();
+        self.start_prefetching();
+        while let Some((time, event)) = self.events.pop() {
+            if time > end {
+                break;
+            }
+            self.now = time;
+            self.events_processed += 1;
+            self.prefetch_next();
+            self.dispatch(event);
+            if self.events_processed & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 250 {
+                last_report = std::time::Instant::now();
+                if !progress(time as f64 / 1e9) {
+                    return false;
+                }
+            }
+        }
+        self.now = end;
+        if !self.warmed_up {
+            self.open_window();
+        }
+        self.settle_all(end + 1);
+        true
+    }
+
+    /// Free what only the event loop needs (the event list, the packets
+    /// still propagating, the arrival processes), so that the result tables
+    /// built after the run reuse that memory instead of adding to the peak.
+    /// Pipe lengths stay readable: each link keeps its own.
+    pub fn release_run_state(&mut self) {
+        self.events = EventQueue::default();
+        self.pipes = Pool::default();
+        self.arrivals = Vec::new();
+    }
+
+    #[inline]
+    fn dispatch(&mut self, event: Event) {
+        self.census.event(event);
+        match event {
+            Event::PipeHead(l) => self.pipe_head(l as usize),
+            Event::TxDone(l) => self.tx_done(l as usize),
+            Event::QdiscWake(l) => self.qdisc_wake(l as usize),
+            Event::RtoTimer(f) => self.rto_timer(f),
+            Event::DelayedAck(f) => self.delayed_ack(f),
+            Event::FlowStart(f) => self.flow_start(f),
+            Event::UdpSend(f) => self.udp_send(f),
+            Event::Arrival(a) => self.arrival(a as usize),
+            Event::WarmupEnd => self.open_window(),
+            Event::Sample => self.sample(),
+            Event::InFlight(change) => self.ledger.fall_due(change as i32),
+        }
+    }
+
+    /// Do `work` with the clock at `at`, a time whose work is done early
+    /// (answering ahead) or late (deferred departures), then put the clock
+    /// back.
+    #[inline(always)]
+    pub(crate) fn as_of<R>(&mut self, at: Time, work: impl FnOnce(&mut Self) -> R) -> R {
+        let now = std::mem::replace(&mut self.now, at);
+        let result = work(self);
+        self.now = now;
+        result
+    }
+
+    /// Propagation delay there and back.
+    pub fn base_rtt(&self, forward: routes::RouteRef, reverse: routes::RouteRef) -> Time {
+        let delay = |r| {
+            self.routes
+                .links(r)
+                .map(|l| self.links[l as usize].delay)
+                .sum::<Time>()
+        };
+        delay(forward) + delay(reverse)
+    }
+}
