@@ -1,9 +1,8 @@
 //! A discipline that only its arrivals and departures change (no clock, no
 //! drop on dequeue: every one in the catalogue but the FIFO, CoDel,
 //! FQ-CoDel and those with timers) runs its departures late, when next
-//! needed, each at its own time (`Departures::Deferred`). Where no arrival
-//! meets a departure at one nanosecond, that is exactly the discipline run
-//! on events: the same choices, drops, marks and waits, and what its
+//! needed, each at its own time (`accel/defer.rs`). That is exactly the
+//! discipline run on events: the same choices, drops, marks and waits, and what its
 //! monitored link measures (delay histogram, sampled backlog and
 //! utilization, window counters) is the same too. The reference runs every
 //! link on events (`Accelerations::NONE`).
@@ -12,11 +11,7 @@
 //! and four Poisson UDP sources, with a measurement window that opens and
 //! samples taken while it queues. Rates and delays are odd and distinct,
 //! and the UDP sources (packets of two odd sizes at random times) keep the
-//! departures off any TCP flow's pace, which would bring a flow's packets
-//! back at the very nanoseconds others leave. With this seed no arrival
-//! meets a departure for any discipline; with some others one does, for
-//! one discipline or two, and the order of the two then differs from the
-//! reference's as documented (`Simulation::enqueue_deferred`).
+//! departures off any TCP flow's pace; tests/differential.rs has the ties.
 
 mod common;
 use aqmlab_qdisc::{Qdisc, QdiscSpec, KINDS};
@@ -89,12 +84,6 @@ fn deferred_departures_do_what_events_would() {
             slow.queues.u64("peak_packets")[bottleneck] > 2,
             "{kind} should queue"
         );
-        // The express links count a packet when its arrival there is
-        // known, earlier than on events.
-        let express = |name: &str| {
-            name.starts_with("access_s") && name.ends_with("_rev")
-                || name.starts_with("access_d") && !name.ends_with("_rev")
-        };
-        assert_same_results(&fast, &slow, express);
+        assert_same_results(&fast, &slow);
     }
 }

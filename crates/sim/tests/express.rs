@@ -1,7 +1,7 @@
-//! Express links (`Link::express`) compute a FIFO's work as soon as a
-//! packet's arrival there is known, before it arrives. Where no two events
-//! tie at a nanosecond, that is exactly the event-driven FIFO: the same
-//! admissions, drops, waits and departures. Here the express links are the
+//! Express links (`accel/express.rs`) compute a FIFO's work as soon as a
+//! packet's arrival there is known, before it arrives. That is exactly the
+//! event-driven FIFO: the same admissions, drops, waits and departures, and
+//! the same counters in the measurement window. Here the express links are the
 //! real bottlenecks (slow receiver links with small buffers), so they queue
 //! and drop throughout. The reference runs every link on events
 //! (`Accelerations::NONE`); tests/fifo.rs checks the FIFOs
@@ -39,18 +39,10 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
     s
 }
 
-/// Reserving, express links included, but with the reverse bottleneck's
-/// arrivals each an event: the slow links before the receivers make ACKs
-/// meet there at one nanosecond, and gathering them (tests/gather.rs)
-/// takes ties in another order.
-fn run_express(scenario: aqmlab_sim::Scenario) -> Results {
-    run_with(scenario, WITHOUT_GATHERING)
-}
-
 #[test]
 fn express_links_do_what_events_would() {
     let (fast, slow) = (
-        run_express(slow_receivers()),
+        run_with(slow_receivers(), Accelerations::ALL),
         run_reserving(slow_receivers(), false),
     );
     let events = |r: &Results| match r.summary_value("events") {

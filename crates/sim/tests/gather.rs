@@ -1,8 +1,7 @@
 //! A gathering link (`Departures::Gathered`: the FIFO that every answer
 //! reaches, such as a dumbbell's reverse bottleneck) holds its arrivals in
 //! an inbox and reserves them in batches, once nothing can arrive before
-//! them. Where no two events tie at a nanosecond, that is what an event per
-//! arrival would do: every figure is the same, to the bit, as in a run
+//! them. That is what an event per arrival would do: every figure is the same, to the bit, as in a run
 //! without gathering (`common::WITHOUT_GATHERING`), answers ahead in
 //! both.
 
@@ -56,7 +55,7 @@ fn gathering_is_what_arrivals_would_do() {
         "{saved} events saved for {delivered} data packets"
     );
     assert!(reference.timeseries.f64("value").len() > 5_000);
-    assert_same_results(&gathered, &reference, |_| false);
+    assert_same_results(&gathered, &reference);
 }
 
 /// Behind a bottleneck that defers its departures (QSDRR), known half its
@@ -74,7 +73,7 @@ fn gathering_behind_other_disciplines() {
             saved > delivered * 9 / 10,
             "{qdisc}: {saved} events saved for {delivered}"
         );
-        assert_same_results(&gathered, &reference, |_| false);
+        assert_same_results(&gathered, &reference);
     }
 }
 
@@ -104,7 +103,7 @@ fn answers_not_given_ahead_are_waited_for() {
         reference.queues.u64("peak_packets")[1] > 2,
         "bottleneck_rev queues"
     );
-    assert_same_results(&gathered, &reference, |_| false);
+    assert_same_results(&gathered, &reference);
 }
 
 /// A reverse bottleneck slow enough that the ACKs queue there, behind a
@@ -138,7 +137,7 @@ fn a_gathering_link_that_queues() {
             reference.queues.u64("peak_packets")[1] > 5,
             "bottleneck_rev queues"
         );
-        assert_same_results(&gathered, &reference, |_| false);
+        assert_same_results(&gathered, &reference);
     }
 }
 
@@ -160,6 +159,6 @@ fn gathering_in_short_batches() {
             saved >= least_saved,
             "batches of {most}: {saved} events saved for {delivered} data packets"
         );
-        assert_same_results(&batched, &reference, |_| false);
+        assert_same_results(&batched, &reference);
     }
 }

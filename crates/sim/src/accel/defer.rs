@@ -16,15 +16,14 @@ use crate::Time;
 
 impl Simulation {
     /// `enqueue` for a link whose departures are deferred
-    /// (`Departures::Deferred`): the departures due before now run first,
-    /// then the discipline is offered the arrival, and a transmitter free
-    /// now starts its next packet. A departure due at the very nanosecond
-    /// of the arrival comes after it (on events the two ran in the order
-    /// they were scheduled, either way: docs/simulator.md, "Deferred
-    /// departures").
+    /// (`Departures::Deferred`): the departures due by now run first (one
+    /// due at the very nanosecond of the arrival too: the reference's
+    /// `TxDone` runs before any arrival of its nanosecond), then the
+    /// discipline is offered the arrival, and a transmitter free now starts
+    /// its next packet.
     pub(crate) fn enqueue_deferred(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
-        self.catch_up(l, now);
+        self.catch_up(l, now + 1);
         let counters = &mut self.link_records[l].counters;
         self.links[l]
             .qdisc

@@ -21,13 +21,13 @@ impl Simulation {
             .is_some_and(|answer| self.links[answer as usize].feeds_express)
     }
 
-    /// `packet` reaches gathering link `l` at `at`: into its inbox, and an
-    /// event to take it in by then at the latest.
-    pub(crate) fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time) {
+    /// `packet` reaches gathering link `l` from link `from` at `at`: into
+    /// its inbox, and an event to take it in by then at the latest.
+    pub(crate) fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time, from: u32) {
         self.census.gathered();
         packet.at = at;
         let inbox = self.inbox(l);
-        inbox.insert(packet);
+        inbox.insert(packet, from);
         if inbox.arm(at) {
             self.events.schedule(at, Event::TxDone(l as u32));
         }

@@ -17,6 +17,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::engine::events::Event;
 use crate::packet::SimPacket;
 use crate::Time;
 
@@ -30,8 +31,9 @@ pub struct Inbox {
     /// packet it answers reached its receiver.
     tail: Time,
     /// The arrivals, `at` their arrival time at the link, in order of
-    /// arrival (ties in the order they came).
-    packets: VecDeque<SimPacket>,
+    /// arrival, ties in the order of the links they come from (the order
+    /// of those links' pipe heads in the reference: `Event`'s order).
+    packets: VecDeque<Arrival>,
     /// When the data packets on their way to receivers in pipes, not
     /// answered ahead, whose answers will come here, reach their
     /// receivers. They are answered in that order (their arrivals are
@@ -40,6 +42,23 @@ pub struct Inbox {
     /// When the pending `TxDone` event that drains the inbox is due
     /// (`Time::MAX`: none).
     armed_at: Time,
+}
+
+/// An arrival held, with the link it comes from.
+#[derive(Clone, Copy)]
+struct Arrival {
+    packet: SimPacket,
+    from: u32,
+}
+
+impl Arrival {
+    /// Its place in the order of arrivals: that of the pipe heads that
+    /// bring them in the reference.
+    #[inline]
+    fn order(&self) -> (Time, u64) {
+        let at = self.packet.at;
+        (at, Event::PipeHead(self.from).key(at))
+    }
 }
 
 impl Inbox {
@@ -54,21 +73,23 @@ impl Inbox {
         }
     }
 
-    /// Take in an arrival (`packet.at`): nearly always the latest.
+    /// Take in an arrival (at `packet.at`) from link `from`: nearly always
+    /// the latest.
     #[inline]
-    pub fn insert(&mut self, packet: SimPacket) {
+    pub fn insert(&mut self, packet: SimPacket, from: u32) {
+        let arrival = Arrival { packet, from };
         match self.packets.back() {
-            Some(last) if last.at > packet.at => self.insert_sorted(packet),
-            _ => self.packets.push_back(packet),
+            Some(last) if last.order() > arrival.order() => self.insert_sorted(arrival),
+            _ => self.packets.push_back(arrival),
         }
     }
 
     /// An arrival before the latest (an answer not given ahead, or one
-    /// whose receiver is nearer): placed in order, after those at its time.
+    /// whose receiver is nearer): placed in order.
     #[cold]
-    fn insert_sorted(&mut self, packet: SimPacket) {
-        let i = self.packets.partition_point(|p| p.at <= packet.at);
-        self.packets.insert(i, packet);
+    fn insert_sorted(&mut self, arrival: Arrival) {
+        let i = (self.packets).partition_point(|p| p.order() <= arrival.order());
+        self.packets.insert(i, arrival);
     }
 
     /// A data packet reaching its receiver at `at` will be answered in its
@@ -95,8 +116,8 @@ impl Inbox {
     /// The next arrival, if it comes before `horizon`.
     #[inline]
     pub fn pop_before(&mut self, horizon: Time) -> Option<SimPacket> {
-        if self.packets.front()?.at < horizon {
-            self.packets.pop_front()
+        if self.packets.front()?.packet.at < horizon {
+            self.packets.pop_front().map(|a| a.packet)
         } else {
             None
         }
@@ -106,7 +127,7 @@ impl Inbox {
     /// will read early).
     #[inline]
     pub fn get(&self, k: usize) -> Option<&SimPacket> {
-        self.packets.get(k)
+        self.packets.get(k).map(|a| &a.packet)
     }
 
     /// An event to drain the inbox is wanted at `at`: whether one must be
@@ -131,7 +152,7 @@ impl Inbox {
 
     /// When the first arrival held is due.
     pub fn first_due(&self) -> Option<Time> {
-        self.packets.front().map(|p| p.at)
+        self.packets.front().map(|a| a.packet.at)
     }
 
     /// Packets held (on their way to the link).
@@ -143,6 +164,7 @@ impl Inbox {
 #[cfg(test)]
 mod tests {
     use super::Inbox;
+    use crate::engine::events::Event;
     use crate::packet::{Kind, SimPacket};
 
     fn at(t: u64, flow: u32) -> SimPacket {
@@ -163,23 +185,35 @@ mod tests {
     }
 
     #[test]
-    fn arrivals_leave_in_time_order_ties_as_they_came() {
+    fn arrivals_leave_in_time_order_ties_as_their_links_pipe_heads() {
         let mut inbox = Inbox::new(0, 100, 10);
-        for (t, f) in [(50, 0), (70, 1), (60, 2), (70, 3), (10, 4)] {
-            inbox.insert(at(t, f));
+        let arrivals = [
+            (50, 0, 9),
+            (70, 1, 8),
+            (60, 2, 9),
+            (70, 3, 2),
+            (10, 4, 1),
+            (70, 5, 5),
+        ];
+        for (t, f, from) in arrivals {
+            inbox.insert(at(t, f), from);
         }
         let mut out = Vec::new();
         while let Some(p) = inbox.pop_before(inbox.horizon(1_000, u64::MAX)) {
             out.push((p.at, p.flow));
         }
-        assert_eq!(out, [(10, 4), (50, 0), (60, 2), (70, 1), (70, 3)]);
+        let mut tie = [(8, 1), (2, 3), (5, 5)];
+        tie.sort_by_key(|&(from, _)| Event::PipeHead(from).key(70));
+        let mut expected = vec![(10, 4), (50, 0), (60, 2)];
+        expected.extend(tie.map(|(_, f)| (70, f)));
+        assert_eq!(out, expected);
     }
 
     #[test]
     fn holds_back_what_could_still_be_overtaken() {
         let mut inbox = Inbox::new(0, 100, 10);
-        inbox.insert(at(150, 0));
-        inbox.insert(at(120, 1));
+        inbox.insert(at(150, 0), 0);
+        inbox.insert(at(120, 1), 0);
         // At 20, an answer reserved now could arrive at 120: nothing yet.
         assert_eq!(inbox.horizon(20, u64::MAX), 120);
         assert!(inbox.pop_before(120).is_none());

@@ -27,8 +27,11 @@ pub mod plan;
 pub mod prefetch;
 pub mod reserve;
 
+use std::collections::HashMap;
+
 use crate::engine::Simulation;
 use crate::measure::kept_samples::KeptSamples;
+use crate::measure::window::WindowStart;
 use crate::scenario::Scenario;
 use crate::Time;
 
@@ -103,6 +106,10 @@ pub struct AccelState {
     /// The most arrivals one event of a gathering link reserves
     /// (`drain_inbox`).
     pub(crate) gather_batch: usize,
+    /// The counters as of the window's opening of the express links that
+    /// reserved an arrival at or after it before it opened
+    /// (`express.rs`), by link.
+    pub(crate) early_window: HashMap<u32, WindowStart>,
 }
 
 impl AccelState {
@@ -115,6 +122,7 @@ impl AccelState {
             kept_samples: KeptSamples::default(),
             inboxes: Vec::new(),
             gather_batch: gather::GATHER_BATCH,
+            early_window: HashMap::new(),
         }
     }
 
@@ -147,23 +155,15 @@ impl Simulation {
     }
 
     /// Bring every link whose work runs ahead of or behind the events up to
-    /// just before `before` (before its counters are read at the end).
+    /// just before `before`: its state as the reference has it at the end
+    /// of the nanosecond before.
     pub(crate) fn settle_all(&mut self, before: Time) {
         self.catch_up_all(before);
-        self.release_all_started(before - 1);
+        self.release_all_started(before);
     }
 
-    /// Bring every link up to the window's opening, before its counters are
-    /// taken: departures due before it run (one due at the opening is in
-    /// the window: its event would run after this one).
-    pub(crate) fn settle_for_window(&mut self) {
-        self.catch_up_all(self.now);
-        self.release_all_started(self.now);
-    }
-
-    /// Bring monitored link `l` up to a sample taken now: a reserving
-    /// FIFO's backlog and departures as of now; a deferring link's as the
-    /// sample would find them before its nanosecond's departure events.
+    /// Bring monitored link `l` up to a sample taken now, which sees the
+    /// state before the events of its nanosecond (`Event`'s order).
     pub(crate) fn settle_for_sample(&mut self, l: usize) {
         if self.links[l].reserves() {
             self.release_started(l, self.now);

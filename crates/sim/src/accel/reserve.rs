@@ -25,10 +25,9 @@ impl Simulation {
     /// starts in the measurement window. Returns when the packet reaches
     /// the far end, or `None` if the FIFO refused it.
     ///
-    /// One difference from running the departures as events: a packet that
-    /// starts at the very nanosecond of an arrival has left the buffer
-    /// before the arrival is admitted, whatever order the two events would
-    /// have run in.
+    /// A packet that starts at the very nanosecond of an arrival has left
+    /// the buffer before the arrival is admitted, as the reference's
+    /// `TxDone` runs before any arrival of its nanosecond.
     #[inline(always)]
     pub(crate) fn reserve(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
         let link = &mut self.links[l];
@@ -57,7 +56,7 @@ impl Simulation {
     #[inline(never)]
     fn wait(&mut self, l: usize, packet: &SimPacket, arrival: Time) -> Option<Time> {
         self.census.waited(l);
-        self.release_started(l, arrival);
+        self.release_started(l, arrival + 1);
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
         let counters = &mut self.link_records[l].counters;
@@ -89,20 +88,20 @@ impl Simulation {
         }
     }
 
-    /// The waiting copies in FIFO link `l`'s buffer that started by `now`
-    /// leave it.
-    pub(crate) fn release_started(&mut self, l: usize, now: Time) {
+    /// The waiting copies in FIFO link `l`'s buffer that started before
+    /// `before` leave it.
+    pub(crate) fn release_started(&mut self, l: usize, before: Time) {
         let counters = &mut self.link_records[l].counters;
         let qdisc = &mut self.links[l].qdisc;
-        qdisc.release_fifo(counters, |p| p.at <= now, &mut self.verdicts);
+        qdisc.release_fifo(counters, |p| p.at < before, &mut self.verdicts);
     }
 
-    /// Bring every reserving link's buffer up to `now` (before its
+    /// Bring every reserving link's buffer up to `before` (before its
     /// counters are read).
-    pub(crate) fn release_all_started(&mut self, now: Time) {
+    pub(crate) fn release_all_started(&mut self, before: Time) {
         for l in 0..self.links.len() {
             if self.links[l].reserves() {
-                self.release_started(l, now);
+                self.release_started(l, before);
             }
         }
     }
@@ -115,7 +114,7 @@ impl Simulation {
     pub(crate) fn release_while_cached(&mut self, l: usize) {
         let link = &self.links[l];
         if link.reserves() && link.qdisc.backlog().packets > 0 {
-            self.release_started(l, self.now);
+            self.release_started(l, self.now + 1);
         }
     }
 }

@@ -1,17 +1,20 @@
 //! The event list. Time is integer nanoseconds; events at the same time run
-//! in the order they were scheduled, so a run is exactly repeatable.
+//! in the order of their key (kind, then component: [`Event`]'s order),
+//! whatever the order they were scheduled in. The order of ties is then part
+//! of the model: a run is exactly repeatable, and an acceleration that
+//! schedules an event sooner or later than the reference would, or not at
+//! all, cannot change the order of the others.
 //!
 //! A calendar queue (Brown 1988) in its timing-wheel form: 2^13 slots of
 //! 8192 ns cover the next 67 ms, where nearly every packet event falls. A
 //! slot is an unordered list, pushed at its head (one cache line touched
-//! besides the new node), and sorted by time alone when the wheel reaches it
-//! (`advance` says why that keeps ties in scheduling order); a bitmap of
-//! non-empty slots lets sparse runs skip idle time. Later events
-//! (retransmission timers, flow starts) wait on a second wheel of 2^13
-//! coarse slots of 2.1 ms (17 s) in scheduling order, and each coarse slot
-//! is spread onto the fine wheel just before anything can be scheduled into
-//! it directly; only events beyond 17 s wait in a binary heap. Push and pop
-//! are O(1) amortized instead of O(log n).
+//! besides the new node), and sorted by time and key when the wheel reaches
+//! it; a bitmap of non-empty slots lets sparse runs skip idle time. Later
+//! events (retransmission timers, flow starts) wait on a second wheel of
+//! 2^13 coarse slots of 2.1 ms (17 s), each spread onto the fine wheel just
+//! before anything can be scheduled into it directly; only events beyond
+//! 17 s wait in a binary heap. Push and pop are O(1) amortized instead of
+//! O(log n).
 //! The slot width was chosen by measurement (docs/performance.md): 1, 2 and
 //! 4 µs slots cost more instructions on the 1,000-flow dumbbell and were no
 //! faster.
@@ -23,78 +26,143 @@ use crate::pool::{Bag, List, Pool, Walk};
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+///
+/// Events at one nanosecond run by kind, in the order of the variants: the
+/// measurement window opens and samples are taken first, so that they see
+/// the state at the end of the nanosecond before; then transmitters that
+/// free up start their next packet, before any arrival at their link (a
+/// FIFO's departure at the nanosecond of an arrival leaves room for it);
+/// then disciplines' timers; then packets arrive, at links and hosts; then
+/// hosts' timers and sources fire (an ACK arriving at its sender's
+/// retransmission deadline is taken in first). Events of one kind run in
+/// an order drawn afresh for each nanosecond from their components'
+/// numbers (`tie_order`): a fixed order would give the lowest-numbered link
+/// every tie at a shared queue (two packets arriving at one nanosecond, one
+/// dropped), a bias that equal delays would make systematic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
+    /// Snapshot counters: the measurement window opens.
+    WarmupEnd,
+    /// Take a time-series sample.
+    Sample,
     /// The link's transmitter finished a packet and may start the next.
     TxDone(u32),
-    /// The packet at the head of the link's propagation pipe arrives.
-    PipeHead(u32),
     /// The link's queue discipline asked to be woken (clocked disciplines).
     QdiscWake(u32),
-    /// A TCP flow's retransmission timer (lazily cancelled).
-    RtoTimer(u32),
+    /// The packet at the head of the link's propagation pipe arrives.
+    PipeHead(u32),
     /// A TCP receiver's delayed-ACK timer.
     DelayedAck(u32),
+    /// A TCP flow's retransmission timer (lazily cancelled).
+    RtoTimer(u32),
     /// A flow starts (or an on-off source starts its next transfer).
     FlowStart(u32),
     /// A UDP source sends its next packet.
     UdpSend(u32),
     /// The next flow arrival of an arrival process.
     Arrival(u32),
-    /// Snapshot counters: the measurement window opens.
-    WarmupEnd,
-    /// Take a time-series sample.
-    Sample,
     /// A change to the packets in flight made ahead of its time falls due
-    /// (`Ledger::fall_due`): the change, as an `i32`'s bits.
+    /// (`Ledger::fall_due`): the change, as an `i32`'s bits. Only the
+    /// accelerations schedule it.
     InFlight(u32),
 }
 
 impl Event {
     /// The kinds' names, in the order of `kind`.
     pub const KINDS: [&'static str; 11] = [
+        "WarmupEnd",
+        "Sample",
         "TxDone",
-        "PipeHead",
         "QdiscWake",
-        "RtoTimer",
+        "PipeHead",
         "DelayedAck",
+        "RtoTimer",
         "FlowStart",
         "UdpSend",
         "Arrival",
-        "WarmupEnd",
-        "Sample",
         "InFlight",
     ];
 
     /// The event's kind, as an index into `KINDS`.
     pub fn kind(self) -> usize {
+        self.split().0 as usize
+    }
+
+    /// Its kind and payload.
+    #[inline(always)]
+    fn split(self) -> (u64, u32) {
         match self {
-            Event::TxDone(_) => 0,
-            Event::PipeHead(_) => 1,
-            Event::QdiscWake(_) => 2,
-            Event::RtoTimer(_) => 3,
-            Event::DelayedAck(_) => 4,
-            Event::FlowStart(_) => 5,
-            Event::UdpSend(_) => 6,
-            Event::Arrival(_) => 7,
-            Event::WarmupEnd => 8,
-            Event::Sample => 9,
-            Event::InFlight(_) => 10,
+            Event::WarmupEnd => (0, 0),
+            Event::Sample => (1, 0),
+            Event::TxDone(x) => (2, x),
+            Event::QdiscWake(x) => (3, x),
+            Event::PipeHead(x) => (4, x),
+            Event::DelayedAck(x) => (5, x),
+            Event::RtoTimer(x) => (6, x),
+            Event::FlowStart(x) => (7, x),
+            Event::UdpSend(x) => (8, x),
+            Event::Arrival(x) => (9, x),
+            Event::InFlight(x) => (10, x),
         }
+    }
+
+    /// Its place among the events at `time`, as a number (`KEY_BITS`
+    /// bits): its kind, then its payload's `tie_order` there.
+    #[inline(always)]
+    pub fn key(self, time: Time) -> u64 {
+        let (kind, payload) = self.split();
+        kind << 32 | tie_order(payload, time) as u64
     }
 }
 
-/// An event on a wheel. It needs no sequence number: a slot's events are
-/// kept in the order they were scheduled (16 bytes instead of 24).
-#[derive(Clone, Copy, Debug)]
+/// The order of events of one kind at `time`: a bijection of their payloads
+/// (components' numbers) that looks random and changes with the time
+/// (lowbias32, an invertible integer hash by Chris Wellons, after the time's
+/// own hash is added). Reproducible, so any acceleration can order ties as
+/// the reference does; fair, so that no component wins ties for good.
+#[inline(always)]
+pub fn tie_order(payload: u32, time: Time) -> u32 {
+    mix32(payload.wrapping_add(mix32(time as u32 ^ (time >> 32) as u32)))
+}
+
+#[inline(always)]
+fn mix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ x >> 16
+}
+
+/// Bits of `Event::key`.
+const KEY_BITS: u32 = 36;
+
+/// An event on a wheel or in the far heap, with its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
     time: Time,
     event: Event,
 }
 
-/// An event beyond both wheels: (time, scheduling order, event), so that
-/// the heap gives ties in the order they were scheduled.
-type FarEntry = (Time, u64, Event);
+impl Entry {
+    /// Its place in the run's order, as a pair of numbers.
+    #[inline(always)]
+    fn order(&self) -> (Time, u64) {
+        (self.time, self.event.key(self.time))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 const SLOT_BITS: u32 = 13; // 8192 ns per slot
 const WHEEL_BITS: u32 = 13; // 8192 slots: a 67 ms horizon
@@ -157,14 +225,12 @@ pub struct EventQueue {
     coarse_first: u64,
     on_coarse: usize,
     /// Events beyond the coarse wheel's horizon.
-    far: BinaryHeap<Reverse<FarEntry>>,
+    far: BinaryHeap<Reverse<Entry>>,
     /// The coarse slot of the earliest far event (`u64::MAX` if none), so
     /// that a turn of the wheel need not read the heap to know it has
     /// nothing due.
     far_coarse: u64,
     on_wheel: usize,
-    /// Events ever sent to `far`: their scheduling order.
-    far_pushed: u64,
     /// The next slot's bag, walked while `current` drains (if
     /// `walk_ahead`), by turns with the bag after it (`ahead_after`): a
     /// node every other pop each. A node is found through the one before,
@@ -208,7 +274,6 @@ impl Default for EventQueue {
             far: BinaryHeap::new(),
             far_coarse: u64::MAX,
             on_wheel: 0,
-            far_pushed: 0,
             ahead: Walk::default(),
             ahead_after: Walk::default(),
             ahead_after_slot: NONE,
@@ -261,11 +326,7 @@ impl EventQueue {
             }
             self.on_coarse += 1;
         } else {
-            // Only `schedule` sends events here (`pull_far` takes back only
-            // events for the coarse wheel), so numbering them as they come
-            // numbers them in scheduling order.
-            self.far_pushed += 1;
-            self.far.push(Reverse((time, self.far_pushed, event)));
+            self.far.push(Reverse(Entry { time, event }));
             self.far_coarse = self.far_coarse.min(c);
         }
     }
@@ -334,8 +395,7 @@ impl EventQueue {
         let bag = self.lift_slot(slot);
         let mut late = std::mem::take(&mut self.following);
         self.on_wheel -= self.pool.take_all(bag, &mut late);
-        // The bag gives them latest scheduled first.
-        for entry in late.drain(..).rev() {
+        for entry in late.drain(..) {
             insert_sorted(&mut self.current, entry);
         }
         self.following = late;
@@ -420,7 +480,7 @@ impl EventQueue {
                 // Nothing on the wheels: jump to the earliest far event's
                 // slot. It, and any other far event of that slot, land in
                 // `current`.
-                let Some(&Reverse((time, _, _))) = self.far.peek() else {
+                let Some(&Reverse(Entry { time, .. })) = self.far.peek() else {
                     return false;
                 };
                 self.move_to(time >> SLOT_BITS);
@@ -430,13 +490,6 @@ impl EventQueue {
             let bag = self.lift_slot(next);
             self.on_wheel -= self.pool.take_all(bag, &mut self.current);
             if !self.current.is_empty() {
-                // A bag gives its events latest put first. Events reach a
-                // slot in scheduling order: moved from the coarse wheel (in
-                // the order they were scheduled there, after those from the
-                // heap, in heap order) before the slot's coarse slot opens
-                // to direct scheduling. So the scheduling order of events at
-                // one time is kept in reverse, and a stable sort by time
-                // alone orders them exactly as (time, order) would.
                 sort_slot(&mut self.current, next);
                 self.walk_next_slot(next);
                 return true;
@@ -499,7 +552,7 @@ impl EventQueue {
     #[inline(never)]
     fn pull_far(&mut self) {
         self.far_coarse = u64::MAX;
-        while let Some(&Reverse((time, _, event))) = self.far.peek() {
+        while let Some(&Reverse(Entry { time, event })) = self.far.peek() {
             let c = time >> COARSE_SHIFT;
             if c > self.open + COARSE_SLOTS {
                 self.far_coarse = c;
@@ -525,47 +578,40 @@ impl EventQueue {
     }
 }
 
-/// Into a slot's sorted events (`current`, `following`), latest first,
-/// after (so popped after) any event at the same time: those were
-/// scheduled earlier. Such an event is mostly due soon, so it is shifted in
-/// from the end (the next to pop): cheaper than a binary search, which
-/// mispredicts.
+/// Into a slot's sorted events (`current`, `following`), latest first, in
+/// its place. Such an event is mostly due soon, so it is shifted in from the
+/// end (the next to pop): cheaper than a binary search, which mispredicts.
 #[inline]
 fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
     events.push(entry);
     let v = &mut events[..];
+    let order = entry.order();
     let mut i = v.len() - 1;
-    while i > 0 && v[i - 1].time <= entry.time {
+    while i > 0 && v[i - 1].order() < order {
         v[i] = v[i - 1];
         i -= 1;
     }
     v[i] = entry;
 }
 
-/// Sort a slot's events, as its bag gave them, latest first, keeping the
-/// bag's order among events at one time: a stable sort by time, done as an
-/// unstable sort of unique keys (the stable sort, merging with a scratch
-/// buffer, was 2.5% of the 50,000-flow backbone's run, whose slots hold
-/// dozens of events). All the events are in slot `slot`, so a time is its
-/// offset in the slot (`SLOT_BITS` bits), which goes in the high half of
-/// the key with the event's place in the bag below it; the times are put
-/// back after.
+/// Sort a slot's events, latest first. All of them are in slot `slot`, so
+/// an event's time is its offset in the slot (`SLOT_BITS` bits), which goes
+/// above the event's key in one number to sort by (one comparison instead
+/// of two: the sort was 2.5% of the 50,000-flow backbone's run, whose slots
+/// hold dozens of events); the times are put back after.
 #[inline(always)]
 fn sort_slot(events: &mut [Entry], slot: u64) {
     if events.len() <= 16 {
-        // Few: insertion sort, the stable sort's own choice.
-        events.sort_by_key(|e| Reverse(e.time));
+        events.sort_unstable_by_key(|e| Reverse(e.order()));
         return;
     }
-    let n = events.len() as u64;
-    for (i, e) in events.iter_mut().enumerate() {
+    for e in events.iter_mut() {
         debug_assert_eq!(e.time >> SLOT_BITS, slot);
-        // Earlier in the bag, higher key: first among equal times.
-        e.time = (e.time & ((1 << SLOT_BITS) - 1)) << 32 | (n - i as u64);
+        e.time = (e.time & ((1 << SLOT_BITS) - 1)) << KEY_BITS | e.event.key(e.time);
     }
     events.sort_unstable_by_key(|e| Reverse(e.time));
     for e in events.iter_mut() {
-        e.time = slot << SLOT_BITS | e.time >> 32;
+        e.time = slot << SLOT_BITS | e.time >> KEY_BITS;
     }
 }
 
@@ -596,7 +642,7 @@ mod tests {
     use aqmlab_qdisc::rng::Rng;
 
     /// The calendar gives exactly the order of a binary heap on (time,
-    /// insertion order), for a random mix of near, same-slot and far events.
+    /// event), for a random mix of near, same-slot and far events.
     #[test]
     fn matches_a_binary_heap() {
         compare_with_heap(
@@ -663,7 +709,9 @@ mod tests {
             popped.push(cal.pop().unwrap());
         }
         assert_eq!(cal.following_slot, 3);
-        assert_eq!(cal.peek(cal.current.len()), Some(Event::PipeHead(100)));
+        let first = [100, 101].map(Event::PipeHead);
+        let first = *first.iter().min_by_key(|e| e.key(3 * slot + 5)).unwrap();
+        assert_eq!(cal.peek(cal.current.len()), Some(first));
         cal.schedule(3 * slot + 5, Event::PipeHead(102));
         cal.schedule(3 * slot + 1, Event::PipeHead(103));
         cal.schedule(slot + 7, Event::PipeHead(104));
@@ -673,15 +721,70 @@ mod tests {
         let mut expected: Vec<_> = (0..8)
             .map(|i| (10 + i, Event::PipeHead(i as u32)))
             .collect();
+        let mut tie: Vec<_> = [100, 101, 102].map(Event::PipeHead).into();
+        tie.sort_by_key(|e| e.key(3 * slot + 5));
         expected.extend([
             (slot + 7, Event::PipeHead(104)),
             (3 * slot + 1, Event::PipeHead(103)),
-            (3 * slot + 5, Event::PipeHead(100)),
-            (3 * slot + 5, Event::PipeHead(101)),
-            (3 * slot + 5, Event::PipeHead(102)),
         ]);
+        expected.extend(tie.into_iter().map(|e| (3 * slot + 5, e)));
         assert_eq!(popped, expected);
         assert!(cal.is_empty());
+    }
+
+    /// Events at one nanosecond run by kind, then component, whatever order
+    /// they were scheduled in: in the slot being drained, on the wheel, on
+    /// the coarse wheel and in the far heap alike.
+    #[test]
+    fn ties_run_in_key_order_not_scheduling_order() {
+        let tie = [
+            Event::InFlight(3),
+            Event::RtoTimer(9),
+            Event::PipeHead(7),
+            Event::PipeHead(2),
+            Event::QdiscWake(1),
+            Event::TxDone(5),
+            Event::Sample,
+            Event::WarmupEnd,
+        ];
+        for at in [0, 100, 5 * (1 << SLOT_BITS), 30_000_000, 20_000_000_000] {
+            let mut sorted = tie.to_vec();
+            sorted.sort_by_key(|e| e.key(at));
+            assert_eq!(sorted[0], Event::WarmupEnd);
+            assert_eq!(sorted[2], Event::TxDone(5));
+            let mut cal = EventQueue::default();
+            cal.schedule(0, Event::Sample);
+            assert_eq!(cal.pop(), Some((0, Event::Sample)));
+            for &e in &tie {
+                cal.schedule(at, e);
+            }
+            let popped: Vec<_> = std::iter::from_fn(|| cal.pop()).collect();
+            let expected: Vec<_> = sorted.iter().map(|&e| (at, e)).collect();
+            assert_eq!(popped, expected, "at {at}");
+        }
+    }
+
+    /// Ties of one kind are ordered by a bijection of the components'
+    /// numbers that changes from one nanosecond to the next: no component
+    /// comes first at every tie.
+    #[test]
+    fn the_order_of_ties_is_fair() {
+        let mut firsts = [0u32; 4];
+        for time in 0..4_000u64 {
+            let order: Vec<u32> = (0..4).map(|c| tie_order(c, time)).collect();
+            let first = (0..4).min_by_key(|&c| order[c]).unwrap();
+            firsts[first] += 1;
+            let mut distinct = order.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), 4, "a bijection");
+        }
+        for n in firsts {
+            assert!(
+                (900..1100).contains(&n),
+                "first at {firsts:?} of 4,000 ties"
+            );
+        }
     }
 
     /// Drive both with random delays: `mix` is (weight, max delay in ns),
@@ -713,18 +816,26 @@ mod tests {
                 } else {
                     rng.below(max / grain) * grain
                 };
-                // Distinct events, so that ties must pop in order.
+                // Distinct events of several kinds, so that ties must pop
+                // in the order of their keys, not of their scheduling.
                 order += 1;
-                let ev = Event::PipeHead(order as u32);
+                let ev = match rng.below(3) {
+                    0 => Event::PipeHead(u32::MAX - order as u32),
+                    1 => Event::TxDone(order as u32),
+                    _ => Event::RtoTimer(rng.below(1 << 31) as u32 * 2 + order as u32 % 2),
+                };
                 cal.schedule(now + dt, ev);
-                heap.push(Reverse((now + dt, order, ev)));
+                heap.push(Reverse(Entry {
+                    time: now + dt,
+                    event: ev,
+                }));
             }
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse((t, _, e))| (t, e));
+            let b = heap.pop().map(|Reverse(e)| (e.time, e.event));
             assert_eq!(a, b, "step {step}");
             now = a.unwrap().0;
         }
-        while let Some(Reverse((t, _, e))) = heap.pop() {
+        while let Some(Reverse(Entry { time: t, event: e })) = heap.pop() {
             assert_eq!(cal.pop(), Some((t, e)));
         }
         assert_eq!(cal.pop(), None);

@@ -103,7 +103,7 @@ impl Simulation {
     pub(crate) fn tx_done(&mut self, l: usize) {
         self.links[l].tx_scheduled = false;
         if self.links[l].defers() {
-            self.catch_up(l, self.now);
+            self.catch_up(l, self.now + 1);
             self.arm_catch_up(l);
         } else if self.links[l].gathers() {
             self.drain_inbox(l);

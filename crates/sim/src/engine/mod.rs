@@ -92,7 +92,10 @@ impl Simulation {
             if time > end {
                 break;
             }
-            self.now = time;
+            if time != self.now {
+                self.ledger.instant_ends();
+                self.now = time;
+            }
             self.events_processed += 1;
             self.prefetch_next();
             self.dispatch(event);
@@ -103,6 +106,7 @@ impl Simulation {
                 }
             }
         }
+        self.ledger.instant_ends();
         self.now = end;
         if !self.warmed_up {
             self.open_window();

@@ -10,15 +10,15 @@ pub struct Ledger {
     pub dropped: u64,
     pub data_received: u64,
     /// Most packets ever in the network at once (queued or propagating):
-    /// the denominator of the memory-per-packet figure. Taken as each packet
-    /// is injected, and as each change made ahead falls due.
+    /// the denominator of the memory-per-packet figure. Taken at the end of
+    /// each nanosecond with events (`instant_ends`), so that it does not
+    /// depend on the order of the events within one.
     pub peak_in_flight: u64,
     /// The changes to the packets in flight made ahead of their time (a
-    /// sender answering an ACK before it arrives:
-    /// `Simulation::answer_ahead`) and not yet due, summed. The counters
-    /// above hold them already; the peak sees them only once due
-    /// (`fall_due`, from an `InFlight` event at their time), as it would
-    /// have seen the work done in its own event.
+    /// sender answering an ACK before it arrives, a drop by a link that
+    /// reserved an arrival before it came) and not yet due, summed. The
+    /// counters above hold them already; the peak sees them only once due
+    /// (`fall_due`, from an `InFlight` event at their time).
     ahead: i64,
 }
 
@@ -36,10 +36,16 @@ impl Ledger {
         (self.in_flight() as i64 - self.ahead) as u64
     }
 
-    /// A packet was injected now.
+    /// A packet was injected.
     #[inline(always)]
     pub fn inject(&mut self) {
         self.injected += 1;
+    }
+
+    /// The events of a nanosecond are done: the packets in flight then
+    /// count towards the peak.
+    #[inline(always)]
+    pub fn instant_ends(&mut self) {
         self.peak_in_flight = self.peak_in_flight.max(self.in_flight_now());
     }
 
@@ -49,18 +55,13 @@ impl Ledger {
     pub fn mark(&self) -> AheadMark {
         AheadMark {
             in_flight: self.in_flight(),
-            peak: self.peak_in_flight,
         }
     }
 
-    /// Work was done ahead of its time since `mark`. Its injections do not
-    /// count towards the peak (the peak they reach is reached again when
-    /// the work falls due, its change added to the packets in flight of
-    /// that moment). Returns its change to the packets in flight, if any,
-    /// for `fall_due` at the work's time.
+    /// Work was done ahead of its time since `mark`. Returns its change to
+    /// the packets in flight, if any, for `fall_due` at the work's time.
     #[inline(always)]
     pub fn made_ahead(&mut self, mark: AheadMark) -> Option<i32> {
-        self.peak_in_flight = mark.peak;
         let change = (self.in_flight() as i64 - mark.in_flight as i64) as i32;
         self.ahead += change as i64;
         (change != 0).then_some(change)
@@ -76,12 +77,11 @@ impl Ledger {
         -1
     }
 
-    /// A change made ahead (`made_ahead`, `dropped_ahead`) falls due: the packets in flight
-    /// now include it.
+    /// A change made ahead (`made_ahead`, `dropped_ahead`) falls due: the
+    /// packets in flight now include it.
     #[inline]
     pub fn fall_due(&mut self, change: i32) {
         self.ahead -= change as i64;
-        self.peak_in_flight = self.peak_in_flight.max(self.in_flight_now());
     }
 }
 
@@ -89,7 +89,6 @@ impl Ledger {
 #[derive(Clone, Copy, Debug)]
 pub struct AheadMark {
     in_flight: u64,
-    peak: u64,
 }
 
 #[cfg(test)]
@@ -101,7 +100,23 @@ mod tests {
         for _ in 0..n {
             l.inject();
         }
+        l.instant_ends();
         l
+    }
+
+    #[test]
+    fn the_peak_is_taken_at_the_end_of_a_nanosecond() {
+        let mut l = injected(3);
+        assert_eq!(l.peak_in_flight, 3);
+        // One in, one out within a nanosecond: the peak does not see the
+        // order they came in.
+        l.inject();
+        l.received += 1;
+        l.instant_ends();
+        assert_eq!(l.peak_in_flight, 3);
+        l.inject();
+        l.instant_ends();
+        assert_eq!(l.peak_in_flight, 4);
     }
 
     #[test]
@@ -114,14 +129,18 @@ mod tests {
         l.inject();
         let change = l.made_ahead(mark);
         assert_eq!(change, Some(1));
-        assert_eq!(l.peak_in_flight, 3);
         assert_eq!(l.in_flight(), 4);
+        l.instant_ends();
+        assert_eq!(l.peak_in_flight, 3);
         // A packet delivered before the ACK is due, in its own event.
         l.received += 1;
+        l.instant_ends();
         l.fall_due(1);
+        l.instant_ends();
         // 3 - 1 - 1 + 2: the peak as it was.
         assert_eq!(l.peak_in_flight, 3);
         l.inject();
+        l.instant_ends();
         assert_eq!(l.peak_in_flight, 4);
     }
 
@@ -134,10 +153,12 @@ mod tests {
         assert_eq!(l.made_ahead(mark), Some(-1));
         // An injection before it is due finds 4 in flight, not 3.
         l.inject();
+        l.instant_ends();
         assert_eq!(l.peak_in_flight, 4);
         l.fall_due(-1);
         assert_eq!(l.in_flight(), 3);
         l.inject();
+        l.instant_ends();
         assert_eq!(l.peak_in_flight, 4);
     }
 
@@ -148,6 +169,7 @@ mod tests {
         l.received += 1;
         l.inject();
         assert_eq!(l.made_ahead(mark), None);
+        l.instant_ends();
         assert_eq!(l.peak_in_flight, 3);
     }
 }

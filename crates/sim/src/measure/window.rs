@@ -84,15 +84,19 @@ impl Simulation {
     /// counters and every flow's delivered bytes are taken as they stand,
     /// for the windowed figures to subtract.
     pub(crate) fn open_window(&mut self) {
-        self.settle_for_window();
+        // The state at the end of the nanosecond before: the window's first
+        // nanosecond is in it (`Event`'s order).
+        self.settle_all(self.now);
         self.warmed_up = true;
         self.accel.window_opened(self.scenario.duration_ns);
         for flow in &mut self.flows {
             flow.delivered_at_warmup = flow.delivered;
         }
-        for (link, record) in self.links.iter().zip(&self.link_records) {
+        let early = std::mem::take(&mut self.accel.early_window);
+        for (l, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {
+            let now = || WindowStart::of(link.qdisc.stats(&record.counters));
             self.at_warmup
-                .push(WindowStart::of(link.qdisc.stats(&record.counters)));
+                .push(early.get(&(l as u32)).copied().unwrap_or_else(now));
         }
     }
 }

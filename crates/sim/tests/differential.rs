@@ -1,0 +1,318 @@
+//! The accelerated engine against the reference, where events tie.
+//!
+//! Every acceleration (`aqmlab_sim::accel`) must give the reference's
+//! results to the bit. Events at one nanosecond run in the order of their
+//! key (`engine::events::Event`), not of their scheduling, so equal delays
+//! and equal starts, which make packets meet at one nanosecond all the
+//! time, must change nothing either. These scenarios are built to tie: equal
+//! access delays and starts, round rates, links of no delay, a window that
+//! opens and samples taken at nanoseconds where packets arrive; and random
+//! topologies drawn with delays from a set of three.
+
+mod common;
+use aqmlab_qdisc::rng::Rng;
+use aqmlab_qdisc::QdiscSpec;
+use aqmlab_sim::scenario::*;
+use aqmlab_sim::Scenario;
+use common::*;
+
+/// The reference and each acceleration alone, then all of them, give the
+/// same results; a failure names the acceleration.
+fn assert_every_acceleration_exact(name: &str, scenario: &Scenario) {
+    let reference = run_with(scenario.clone(), Accelerations::NONE);
+    let none = Accelerations::NONE;
+    let alone = [
+        (
+            "reserve",
+            Accelerations {
+                reserve: true,
+                ..none
+            },
+        ),
+        (
+            "express",
+            Accelerations {
+                reserve: true,
+                express: true,
+                ..none
+            },
+        ),
+        (
+            "defer",
+            Accelerations {
+                defer: true,
+                ..none
+            },
+        ),
+        (
+            "answer_data",
+            Accelerations {
+                reserve: true,
+                answer_data: true,
+                ..none
+            },
+        ),
+        (
+            "answer_acks",
+            Accelerations {
+                reserve: true,
+                answer_acks: true,
+                ..none
+            },
+        ),
+        (
+            "gather",
+            Accelerations {
+                gather: false,
+                ..Accelerations::ALL
+            },
+        ),
+        ("all", Accelerations::ALL),
+    ];
+    for (what, accelerations) in alone {
+        let fast = run_with(scenario.clone(), accelerations);
+        let result = std::panic::catch_unwind(|| assert_same_results(&fast, &reference));
+        if let Err(e) = result {
+            let message = e
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| format!("{:?}", e.downcast_ref::<&str>()));
+            panic!("{name}, {what}: {message}");
+        }
+    }
+}
+
+fn qdisc(json: &str) -> QdiscSpec {
+    serde_json::from_str(json).unwrap()
+}
+
+/// `flows` Reno flows with equal access delays and equal starts, through a
+/// round-rate bottleneck.
+fn tied_dumbbell(flows: usize, bottleneck: QdiscSpec, bottleneck_delay: u64) -> Scenario {
+    let mut s = Dumbbell {
+        bottleneck_bps: 20_000_000,
+        bottleneck_delay,
+        buffer: 0,
+        access_bps: 100_000_000,
+        access_delays: vec![2 * MS; flows],
+        receiver_delay: MS,
+        starts: (0..flows as u64).map(|i| (i % 3) * MS).collect(),
+        duration: 6 * S,
+        warmup: 2 * S,
+        sample: 10 * MS,
+        seed: 11,
+        profile: reno(),
+    }
+    .build();
+    edit_links(&mut s, |link| {
+        if link.name == "bottleneck" {
+            link.qdisc = bottleneck.clone();
+        }
+    });
+    s
+}
+
+const BOTTLENECKS: [&str; 9] = [
+    r#"{"kind": "droptail", "limit": {"packets": 20}}"#,
+    r#"{"kind": "droptail", "limit": {"bytes": 15000}}"#,
+    r#"{"kind": "red", "limit": {"packets": 40}, "min_th": 5, "max_th": 15, "gentle": true}"#,
+    r#"{"kind": "drr", "limit": {"packets": 30}}"#,
+    r#"{"kind": "qsdrr", "limit": {"packets": 30}}"#,
+    r#"{"kind": "sfq", "limit": {"packets": 30}}"#,
+    r#"{"kind": "codel", "limit": {"packets": 30}}"#,
+    r#"{"kind": "fq_codel", "limit": 30}"#,
+    r#"{"kind": "dsdrr", "limit": {"packets": 30}}"#,
+];
+
+#[test]
+fn tied_dumbbells_behind_every_kind_of_bottleneck() {
+    for json in BOTTLENECKS {
+        assert_every_acceleration_exact(json, &tied_dumbbell(10, qdisc(json), 5 * MS));
+    }
+}
+
+/// A bottleneck of no propagation delay: a deferring discipline's
+/// departures may then run no later than when they are due.
+#[test]
+fn a_bottleneck_of_no_delay() {
+    for json in [
+        BOTTLENECKS[0],
+        BOTTLENECKS[2],
+        BOTTLENECKS[3],
+        BOTTLENECKS[4],
+    ] {
+        assert_every_acceleration_exact(json, &tied_dumbbell(6, qdisc(json), 0));
+    }
+}
+
+/// Delayed ACKs (no data packet answered ahead), ECN with RED marking,
+/// and a window traced (its sender not answered ahead).
+#[test]
+fn tied_dumbbell_with_delayed_acks_and_ecn() {
+    let mut s = tied_dumbbell(
+        8,
+        qdisc(
+            r#"{"kind": "red", "limit": {"packets": 40}, "min_th": 5, "max_th": 15, "ecn": true}"#,
+        ),
+        5 * MS,
+    );
+    s.tcp_profiles[0].delayed_ack = true;
+    s.tcp_profiles[0].ecn = true;
+    assert_every_acceleration_exact("delayed ACKs, ECN", &s);
+}
+
+/// Receivers whose delays differ by half a bottleneck packet's
+/// serialization each way, so that the ACKs of two packets sent back to
+/// back meet at the reverse bottleneck at one nanosecond, from different
+/// links: its inbox must take them in the reference's order.
+#[test]
+fn acks_meeting_at_the_reverse_bottleneck() {
+    for json in [BOTTLENECKS[0], BOTTLENECKS[4]] {
+        let mut s = tied_dumbbell(10, qdisc(json), 5 * MS);
+        edit_links(&mut s, |link| {
+            let Some(rest) = link.name.strip_prefix("access_d") else {
+                return;
+            };
+            let i: u64 = rest.trim_end_matches("_rev").parse().unwrap();
+            // 1000-byte packets at 20 Mb/s: 400 us each.
+            link.delay_ns = 2 * MS - (i % 2) * 200_000;
+        });
+        assert_every_acceleration_exact(json, &s);
+    }
+}
+
+/// A random network: a chain of routers joined both ways, hosts hung off
+/// them, TCP and UDP flows between hosts at random routers, every delay
+/// 0, 1 or 2 ms, rates of 10 or 50 Mb/s, small buffers of random kinds.
+fn random_chain(seed: u64) -> Scenario {
+    let mut rng = Rng::new(seed);
+    let routers = 2 + rng.below(3) as u32;
+    let delay = |rng: &mut Rng| rng.below(3) * MS;
+    let rate = |rng: &mut Rng| [10_000_000, 50_000_000][rng.below(2) as usize];
+    let kinds = [
+        r#"{"kind": "droptail", "limit": {"packets": 8}}"#,
+        r#"{"kind": "droptail", "limit": {"bytes": 9000}}"#,
+        r#"{"kind": "red", "limit": {"packets": 25}, "min_th": 3, "max_th": 9}"#,
+        r#"{"kind": "qsdrr", "limit": {"packets": 12}}"#,
+        r#"{"kind": "drr", "limit": {"packets": 12}}"#,
+        r#"{"kind": "codel", "limit": {"packets": 12}}"#,
+    ];
+    let mut links = Links::default();
+    let mut names = Vec::new();
+    let push = |links: &mut Links, from: u32, to: u32, rng: &mut Rng, queue: &str, monitor| {
+        let name = format!("l{}", links.len());
+        links.push(LinkSpec {
+            name: name.clone(),
+            from,
+            to,
+            rate_bps: rate(rng),
+            delay_ns: delay(rng),
+            qdisc: qdisc(queue),
+            monitor,
+        });
+        links.len() as u32 - 1
+    };
+    // Router i is node i; router links i -> i+1 and back.
+    let mut right = Vec::new();
+    let mut left = Vec::new();
+    for i in 0..routers - 1 {
+        let (a, b) = (kinds[rng.below(6) as usize], kinds[rng.below(6) as usize]);
+        right.push(push(&mut links, i, i + 1, &mut rng, a, i == 0));
+        left.push(push(&mut links, i + 1, i, &mut rng, b, false));
+    }
+    let big = r#"{"kind": "droptail", "limit": {"packets": 1000}}"#;
+    let mut flows = Flows {
+        groups: vec![
+            FlowGroup::Tcp {
+                label: "tcp".into(),
+                profile: 0,
+                size_bytes: None,
+                off_time: None,
+                trace_cwnd: false,
+            },
+            FlowGroup::Udp {
+                label: "udp".into(),
+                packet_size: 500,
+                stop_ns: None,
+                tagged: false,
+                source: UdpSource::Cbr {
+                    rate_bps: 2_000_000,
+                    jitter: 0.0,
+                },
+            },
+        ],
+        ..Flows::default()
+    };
+    let mut node = routers;
+    for _ in 0..4 + rng.below(6) {
+        let (a, b) = (
+            rng.below(routers as u64) as u32,
+            rng.below(routers as u64) as u32,
+        );
+        let (s, d) = (node, node + 1);
+        node += 2;
+        let up = push(&mut links, s, a, &mut rng, big, false);
+        let up_rev = push(&mut links, a, s, &mut rng, big, false);
+        let down = push(&mut links, b, d, &mut rng, big, false);
+        let down_rev = push(&mut links, d, b, &mut rng, big, false);
+        let (mut path, mut back) = (vec![up], vec![down_rev]);
+        if a < b {
+            path.extend(&right[a as usize..b as usize]);
+            back.extend(left[a as usize..b as usize].iter().rev());
+        } else {
+            path.extend(left[b as usize..a as usize].iter().rev());
+            back.extend(&right[b as usize..a as usize]);
+        }
+        path.push(down);
+        back.push(up_rev);
+        let tcp = rng.below(4) != 0;
+        let route = Route {
+            src: s,
+            dst: d,
+            path,
+            reverse_path: if tcp { back } else { vec![] },
+        };
+        flows.push(u32::from(!tcp), &route, rng.below(3) * MS);
+    }
+    for n in 0..node {
+        names.push(format!("n{n}"));
+    }
+    Scenario {
+        seed,
+        duration_ns: 3 * S,
+        warmup_ns: S,
+        sample_interval_ns: 5 * MS,
+        nodes: vec![NameRun {
+            names,
+            numbers: None,
+        }],
+        links,
+        tcp_profiles: vec![reno()],
+        flows,
+        arrivals: vec![],
+    }
+}
+
+#[test]
+fn random_chains_full_of_ties() {
+    for seed in 1..=12 {
+        let s = random_chain(seed);
+        s.check().unwrap();
+        assert_every_acceleration_exact(&format!("chain seed {seed}"), &s);
+    }
+}
+
+#[test]
+fn the_buffers_of_the_ties_test_drop() {
+    // The ties matter only where they decide something: the bottleneck
+    // drops, and packets meet at one nanosecond there.
+    let r = run_with(
+        tied_dumbbell(10, qdisc(BOTTLENECKS[0]), 5 * MS),
+        Accelerations::NONE,
+    );
+    assert!(
+        r.queues.u64("drops")[0] > 100,
+        "{:?}",
+        r.queues.u64("drops")
+    );
+}
