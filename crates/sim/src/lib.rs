@@ -24,6 +24,7 @@ pub mod scenario;
 mod sender_samples;
 pub mod sim;
 pub mod tcp;
+pub mod trace;
 
 pub use aqmlab_qdisc::Time;
 pub use check::ScenarioError;
