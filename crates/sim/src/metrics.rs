@@ -251,6 +251,28 @@ impl TimeSeries {
     }
 }
 
+/// Each flow's packets dropped (data and ACKs, the whole run), by flow:
+/// grown at a drop, so that it costs nothing until one.
+#[derive(Default)]
+pub struct FlowDrops(Vec<u64>);
+
+impl FlowDrops {
+    /// A packet of `flow` was dropped.
+    #[inline]
+    pub fn count(&mut self, flow: u32) {
+        let f = flow as usize;
+        if f >= self.0.len() {
+            self.0.resize(f + 1, 0);
+        }
+        self.0[f] += 1;
+    }
+
+    /// Flow `f`'s packets dropped.
+    pub fn get(&self, f: usize) -> u64 {
+        self.0.get(f).copied().unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

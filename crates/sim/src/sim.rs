@@ -20,6 +20,7 @@ use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::sender_samples::{KeptSamples, SenderSample};
 use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
+use crate::trace::Recorder;
 use crate::{MaybeTime, Time};
 
 /// Random-stream ids: one namespace per kind of component, so that adding a
@@ -227,6 +228,10 @@ pub struct Simulation {
     /// The work done, by kind (counted only with the `census` feature).
     pub census: Census,
     pub series: crate::metrics::TimeSeries,
+    /// Each flow's packets dropped.
+    pub flow_drops: crate::metrics::FlowDrops,
+    /// What the scenario's `trace` records, if it asks for anything.
+    pub tracer: Option<Box<Recorder>>,
     warmed_up: bool,
     /// Some TCP profile delays its ACKs: only then does a data packet
     /// reaching its receiver read the flow's last line (`prefetch_flow`).
@@ -288,6 +293,7 @@ impl Simulation {
                 to: specs.to[i],
             });
         }
+        let specs_len = specs.len();
         drop(specs);
         links.reverse();
         link_records.reverse();
@@ -317,6 +323,8 @@ impl Simulation {
             events_processed: 0,
             census: Census::default(),
             series: Default::default(),
+            flow_drops: Default::default(),
+            tracer: Recorder::new(&scenario.trace, specs_len, scenario.warmup_ns),
             warmed_up: false,
             delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
             answer_ahead_before: scenario.warmup_ns.min(scenario.duration_ns + 1),
@@ -332,6 +340,11 @@ impl Simulation {
         sim.mark_express_links();
         sim.mark_answered_ahead(true);
         sim.mark_gathering_links();
+        if sim.scenario.trace.needs_every_event() {
+            // trace: per-packet records come at their own time only on events.
+            sim.without_reservations();
+            sim.without_answers_ahead();
+        }
         sim.events
             .schedule(sim.scenario.warmup_ns, Event::WarmupEnd);
         if sim.scenario.sample_interval_ns > 0 {
@@ -913,6 +926,9 @@ impl Simulation {
     /// defers them, most disciplines, goes on to `enqueue_deferred`).
     #[inline(never)]
     fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
+        if let Some(tracer) = &mut self.tracer {
+            tracer.enqueued(self.now, l as u32, &packet); // trace: enqueued
+        }
         if self.links[l].defers() {
             self.enqueue_deferred(l, packet);
             return;
@@ -934,7 +950,7 @@ impl Simulation {
         let counters = &mut self.link_records[l].counters;
         link.qdisc
             .enqueue(counters, packet, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         let link = &mut self.links[l];
         if link.busy_until <= now {
             if !link.tx_scheduled {
@@ -962,7 +978,7 @@ impl Simulation {
         self.links[l]
             .qdisc
             .enqueue(counters, packet, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         if self.links[l].busy_until <= now {
             self.depart(l, now);
         }
@@ -1008,7 +1024,7 @@ impl Simulation {
                 "{} dropped a packet on dequeue but says it does not",
                 sim.links[l].qdisc.name()
             );
-            sim.settle_drops();
+            sim.settle_drops(l);
             if let Some(packet) = packet {
                 sim.send(l, packet);
             }
@@ -1065,7 +1081,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let counters = &mut self.link_records[l].counters;
         let Some(packet) = link.qdisc.dequeue(counters, now, &mut self.verdicts) else {
-            self.settle_drops();
+            self.settle_drops(l);
             self.schedule_qdisc_wake(l);
             return;
         };
@@ -1076,7 +1092,7 @@ impl Simulation {
             let done = link.busy_until;
             self.events.schedule(done, Event::TxDone(l as u32));
         }
-        self.settle_drops();
+        self.settle_drops(l);
         self.schedule_qdisc_wake(l);
     }
 
@@ -1084,6 +1100,9 @@ impl Simulation {
     #[inline(always)]
     fn send(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.dequeued(now, l as u32, &packet); // trace: dequeued
+        }
         let link = &mut self.links[l];
         if let Some(m) = link.monitor().filter(|_| self.warmed_up) {
             self.monitors[m].delays.record(now - packet.at);
@@ -1321,7 +1340,7 @@ impl Simulation {
                 .qdisc
                 .enqueue_fifo(counters, waiting, arrival, &mut self.verdicts)
             {
-                self.settle_drops();
+                self.settle_drops(l);
                 return None;
             }
         }
@@ -1541,7 +1560,7 @@ impl Simulation {
         self.links[l]
             .qdisc
             .wakeup(counters, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         let link = &self.links[l];
         if link.busy_until <= now && !link.tx_scheduled {
             self.transmit(l);
@@ -1581,10 +1600,18 @@ impl Simulation {
         &mut self.wakes[i].1
     }
 
+    /// Count the packets link `l`'s discipline dropped.
     #[inline]
-    fn settle_drops(&mut self) {
-        let ledger = &mut self.ledger;
-        self.verdicts.drain(|_| ledger.dropped += 1);
+    fn settle_drops(&mut self, l: usize) {
+        let (ledger, flow_drops, now) = (&mut self.ledger, &mut self.flow_drops, self.now);
+        let tracer = &mut self.tracer;
+        self.verdicts.drain(|d| {
+            ledger.dropped += 1;
+            flow_drops.count(d.packet.flow);
+            if let Some(tracer) = tracer {
+                tracer.dropped(now, l as u32, &d); // trace: dropped
+            }
+        });
     }
 
     // ---- endpoints --------------------------------------------------------
@@ -1636,6 +1663,11 @@ impl Simulation {
                     Kind::Udp => unreachable!("UDP packet on a TCP flow"),
                 }
             }
+        }
+        if let Some(tracer) = &mut self.tracer {
+            // trace: delivered, over the last link of its route
+            let last = (packet.hop.checked_sub(1)).and_then(|h| self.routes.link(packet.route, h));
+            tracer.delivered(now, last, &packet, self.flows[f].delivered);
         }
         self.flush_reply();
     }

@@ -78,7 +78,8 @@ impl FlowSeries {
             let seconds = (to - from) as f64 * 1e-9;
             for (f, &start) in starts.iter().enumerate() {
                 let mut sum = 0;
-                while let Some((_, _, b)) = bytes.next_if(|&(bw, bf, _)| (bw, bf) == (w, f as u32)) {
+                while let Some((_, _, b)) = bytes.next_if(|&(bw, bf, _)| (bw, bf) == (w, f as u32))
+                {
                     sum += b;
                 }
                 if start / self.window <= w {

@@ -103,11 +103,18 @@ impl Recorder {
         }
     }
 
-    /// `packet` reached its host over link `last_link`; its flow has now
-    /// delivered `delivered` payload bytes in order in all.
-    pub fn delivered(&mut self, now: Time, last_link: u32, packet: &SimPacket, delivered: u64) {
-        if let Some(log) = &mut self.packets {
-            log.record(now, TraceEvent::Deliver, last_link, packet, None);
+    /// `packet` reached its host over link `last_link` (the last of its
+    /// route); its flow has now delivered `delivered` payload bytes in
+    /// order in all.
+    pub fn delivered(
+        &mut self,
+        now: Time,
+        last_link: Option<u32>,
+        packet: &SimPacket,
+        delivered: u64,
+    ) {
+        if let (Some(log), Some(link)) = (&mut self.packets, last_link) {
+            log.record(now, TraceEvent::Deliver, link, packet, None);
         }
         if let Some(series) = &mut self.series {
             series.delivered(now, packet.flow, delivered);

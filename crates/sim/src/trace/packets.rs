@@ -118,7 +118,9 @@ impl PacketLog {
             codes: rows.iter().map(code).collect(),
         };
         let events = TraceEvent::ALL.map(TraceEvent::as_str);
-        let reasons = [""].into_iter().chain(DropReason::ALL.map(DropReason::as_str));
+        let reasons = [""]
+            .into_iter()
+            .chain(DropReason::ALL.map(DropReason::as_str));
         let reasons: Vec<&str> = reasons.collect();
         let mut t = Table::default();
         t.push("time_ns", column(|r| r.time));
@@ -128,13 +130,19 @@ impl PacketLog {
         t.push("kind", labels(&KINDS, |r| r.kind as u32));
         t.push("seq", column(|r| r.seq.into()));
         t.push("size", column(|r| r.size.into()));
-        t.push("ecn", labels(&["not_ect", "ect", "ce"], |r| ecn_code(r.ecn)));
+        t.push(
+            "ecn",
+            labels(&["not_ect", "ect", "ce"], |r| ecn_code(r.ecn)),
+        );
         t.push("ece", Column::Bool(rows.iter().map(|r| r.ece).collect()));
         t.push(
             "reason",
             labels(&reasons, |r| r.reason.map_or(0, |d| d.index() as u32 + 1)),
         );
-        t.push("buffered", Column::Bool(rows.iter().map(|r| r.buffered).collect()));
+        t.push(
+            "buffered",
+            Column::Bool(rows.iter().map(|r| r.buffered).collect()),
+        );
         t
     }
 
@@ -143,7 +151,11 @@ impl PacketLog {
         let mut values = Names::default();
         let mut code_of = std::collections::HashMap::new();
         let codes = (self.rows.iter())
-            .map(|r| *code_of.entry(r.link).or_insert_with(|| values.intern(&link_name(r.link))))
+            .map(|r| {
+                *code_of
+                    .entry(r.link)
+                    .or_insert_with(|| values.intern(&link_name(r.link)))
+            })
             .collect();
         Column::Cat {
             values: Arc::new(values),

@@ -231,7 +231,11 @@ fn ipv4(out: &mut Vec<u8>, p: &Captured, length: u32, ends: [[u8; 4]; 2]) {
 fn tcp(out: &mut Vec<u8>, p: &Captured, bytes: &ByteSequence) {
     let (seq, ack, flags) = match p.kind {
         Kind::Data => (bytes.start(p.seq), 1, FLAG_ACK),
-        Kind::Ack => (1, bytes.start(p.seq), FLAG_ACK | if p.ece { FLAG_ECE } else { 0 }),
+        Kind::Ack => (
+            1,
+            bytes.start(p.seq),
+            FLAG_ACK | if p.ece { FLAG_ECE } else { 0 },
+        ),
         Kind::Syn => (0, 0, FLAG_SYN),
         Kind::SynAck => (0, 1, FLAG_SYN | FLAG_ACK),
         Kind::Udp => unreachable!("a UDP packet has no TCP header"),
@@ -361,7 +365,10 @@ mod tests {
         assert_eq!((header[1], header[9]), (0, 17));
         assert_eq!(ones_complement_sum(header), 0xFFFF);
         let udp = &file[record + 36..record + 44];
-        assert_eq!([u16_at(udp, 0), u16_at(udp, 2), u16_at(udp, 4)], [1025, 1024, 480]);
+        assert_eq!(
+            [u16_at(udp, 0), u16_at(udp, 2), u16_at(udp, 4)],
+            [1025, 1024, 480]
+        );
         assert_eq!(file.len(), record + 44);
     }
 }
