@@ -260,11 +260,18 @@ impl FlowDrops {
     /// A packet of `flow` was dropped.
     #[inline]
     pub fn count(&mut self, flow: u32) {
-        let f = flow as usize;
-        if f >= self.0.len() {
-            self.0.resize(f + 1, 0);
+        match self.0.get_mut(flow as usize) {
+            Some(n) => *n += 1,
+            None => self.first_of(flow),
         }
-        self.0[f] += 1;
+    }
+
+    /// The first drop of a flow past the others.
+    #[cold]
+    #[inline(never)]
+    fn first_of(&mut self, flow: u32) {
+        self.0.resize(flow as usize + 1, 0);
+        self.0[flow as usize] = 1;
     }
 
     /// Flow `f`'s packets dropped.

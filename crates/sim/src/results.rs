@@ -143,7 +143,8 @@ fn packet_traces(sim: &mut Simulation) -> (Option<Table>, Option<Vec<u8>>) {
     };
     if let Some(series) = tracer.flow_series() {
         let starts: Vec<_> = sim.flows.iter().map(|f| f.start).collect();
-        for (end, flow, bps) in series.rows(&starts, sim.scenario.duration_ns) {
+        let delivered: Vec<_> = sim.flows.iter().map(|f| f.delivered).collect();
+        for (end, flow, bps) in series.rows(&starts, &delivered, sim.scenario.duration_ns) {
             sim.series.push(end, "throughput_bps", flow, bps);
         }
     }
@@ -273,23 +274,13 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
 fn one_way_columns(sim: &Simulation, t: &mut Table) {
     let n = sim.flows.len();
     let stats = sim.tracer.as_ref().and_then(|r| r.flow_stats());
-    let flows: Vec<_> = (0..n).map(|f| stats.map(|s| s.flow(f))).collect();
-    let delays: Vec<_> = flows
-        .iter()
-        .map(|w| w.as_ref().and_then(|w| w.delays_s()))
-        .collect();
-    for (i, name) in ["delay_min_s", "delay_mean_s", "delay_max_s"]
-        .iter()
-        .enumerate()
-    {
-        t.push(
-            name,
-            Column::OptF64(delays.iter().map(|d| d.map(|d| d[i])).collect()),
-        );
-    }
-    let jitter = flows.iter().map(|w| w.as_ref().and_then(|w| w.jitter_s()));
+    let delay = |i: usize| (0..n).map(move |f| stats?.flow(f)?.delays_s().map(|d| d[i]));
+    t.push("delay_min_s", Column::OptF64(delay(0).collect()));
+    t.push("delay_mean_s", Column::OptF64(delay(1).collect()));
+    t.push("delay_max_s", Column::OptF64(delay(2).collect()));
+    let jitter = (0..n).map(|f| stats?.flow(f)?.jitter_s());
     t.push("jitter_s", Column::OptF64(jitter.collect()));
-    let reordered = flows.iter().map(|w| w.as_ref().map(|w| w.reordered));
+    let reordered = (0..n).map(|f| stats.map(|s| s.flow(f).map_or(0, |w| w.reordered)));
     t.push("packets_reordered", Column::OptU64(reordered.collect()));
 }
 

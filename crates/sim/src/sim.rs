@@ -1600,23 +1600,51 @@ impl Simulation {
         &mut self.wakes[i].1
     }
 
-    /// Count the packets link `l`'s discipline dropped.
+    /// Count the packets link `l`'s discipline dropped, if any.
     #[inline]
     fn settle_drops(&mut self, l: usize) {
-        let (ledger, flow_drops, now) = (&mut self.ledger, &mut self.flow_drops, self.now);
-        let tracer = &mut self.tracer;
+        if !self.verdicts.is_empty() {
+            self.count_drops(l);
+        }
+    }
+
+    /// `settle_drops` when there are some (out of line: the callers are
+    /// hot, drops rare).
+    #[inline(never)]
+    fn count_drops(&mut self, l: usize) {
+        if self.tracer.is_some() {
+            self.trace_drops(l); // trace: dropped
+        }
+        let (ledger, flow_drops) = (&mut self.ledger, &mut self.flow_drops);
         self.verdicts.drain(|d| {
             ledger.dropped += 1;
             flow_drops.count(d.packet.flow);
-            if let Some(tracer) = tracer {
-                tracer.dropped(now, l as u32, &d); // trace: dropped
-            }
         });
+    }
+
+    /// The drops of link `l`'s discipline, into the trace.
+    #[cold]
+    #[inline(never)]
+    fn trace_drops(&mut self, l: usize) {
+        if let Some(tracer) = &mut self.tracer {
+            for d in self.verdicts.dropped() {
+                tracer.dropped(self.now, l as u32, d);
+            }
+        }
     }
 
     // ---- endpoints --------------------------------------------------------
 
+    /// `packet` reaches its host now.
+    #[inline(always)]
     fn arrive_at_endpoint(&mut self, packet: SimPacket) {
+        if self.tracer.is_some() {
+            self.trace_delivery(&packet); // trace: delivered
+        }
+        self.take_in(packet);
+    }
+
+    fn take_in(&mut self, packet: SimPacket) {
         self.census.taken_in(packet.kind.is_reverse());
         self.ledger.received += 1;
         let now = self.now;
@@ -1664,12 +1692,18 @@ impl Simulation {
                 }
             }
         }
-        if let Some(tracer) = &mut self.tracer {
-            // trace: delivered, over the last link of its route
-            let last = (packet.hop.checked_sub(1)).and_then(|h| self.routes.link(packet.route, h));
-            tracer.delivered(now, last, &packet, self.flows[f].delivered);
-        }
         self.flush_reply();
+    }
+
+    /// `packet` reaches its host now, over the last link of its route.
+    #[cold]
+    #[inline(never)]
+    fn trace_delivery(&mut self, packet: &SimPacket) {
+        let last = (packet.hop.checked_sub(1)).and_then(|h| self.routes.link(packet.route, h));
+        let delivered = self.flows[packet.flow as usize].delivered;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.delivered(self.now, last, packet, delivered);
+        }
     }
 
     /// Send the reply a packet reaching its host gave: nearly always one

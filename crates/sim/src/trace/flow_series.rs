@@ -4,15 +4,21 @@
 //! `[k w, (k + 1) w)` and the last ending with the run. Taken as packets
 //! arrive, each at its own time, so a window's bytes are those that
 //! arrived in it even when the engine does an arrival's work ahead of it.
+//!
+//! An arrival is seen before its host takes it in, with the bytes its flow
+//! had delivered by then: the bytes the flow's previous arrival delivered
+//! are known at the next (or, for its last, at the end), and counted in the
+//! window of the arrival that delivered them.
 
 use crate::Time;
 
-/// One flow's window in progress.
+/// One flow's window in progress: that of its last arrival.
 #[derive(Clone, Copy, Default)]
 struct Open {
     window: u64,
+    /// Bytes delivered in it, but those of its last arrival.
     bytes: u64,
-    /// The flow's bytes delivered in all, as of its last packet.
+    /// The flow's bytes delivered before its last arrival.
     counted: u64,
 }
 
@@ -39,33 +45,34 @@ impl FlowSeries {
         }
     }
 
-    /// A packet of `flow` reached its host now, which has delivered
-    /// `delivered` bytes in all since the flow began.
-    pub fn delivered(&mut self, now: Time, flow: u32, delivered: u64) {
+    /// A packet of `flow` reaches its host now, which had delivered
+    /// `delivered` bytes in all before it.
+    pub fn arrived(&mut self, now: Time, flow: u32, delivered: u64) {
         let f = flow as usize;
         if f >= self.open.len() {
             self.open.resize(f + 1, Open::default());
         }
         let window = now / self.window;
         let open = &mut self.open[f];
+        open.bytes += delivered - open.counted;
+        open.counted = delivered;
         if window != open.window && open.bytes > 0 {
             self.closed.push((open.window, flow, open.bytes));
             open.bytes = 0;
         }
         open.window = window;
-        open.bytes += delivered - open.counted;
-        open.counted = delivered;
     }
 
-    /// The series of a run that ended at `end` (> 0) and whose flow `f`
-    /// started at `starts[f]`: every window of every flow from the one it
-    /// started in, windows in time order and flows in order in each. A
-    /// packet at the very end counts in the last window.
-    pub fn rows(&self, starts: &[Time], end: Time) -> Vec<SeriesRow> {
+    /// The series of a run that ended at `end` (> 0), whose flow `f`
+    /// started at `starts[f]` and delivered `delivered[f]` bytes in all:
+    /// every window of every flow from the one it started in, windows in
+    /// time order and flows in order in each. A packet at the very end
+    /// counts in the last window.
+    pub fn rows(&self, starts: &[Time], delivered: &[u64], end: Time) -> Vec<SeriesRow> {
         let last = (end - 1) / self.window;
-        let open = (self.open.iter().enumerate())
-            .filter(|(_, o)| o.bytes > 0)
-            .map(|(f, o)| (o.window, f as u32, o.bytes));
+        let open = (self.open.iter().zip(delivered).enumerate())
+            .map(|(f, (o, &all))| (o.window, f as u32, o.bytes + all - o.counted))
+            .filter(|&(_, _, bytes)| bytes > 0);
         let mut bytes: Vec<(u64, u32, u64)> = (self.closed.iter().copied())
             .chain(open)
             .map(|(w, f, b)| (w.min(last), f, b))
@@ -99,12 +106,13 @@ mod tests {
     fn bytes_fall_in_the_window_of_their_arrival() {
         let mut s = FlowSeries::new(100);
         // Flow 1 delivers 10 bytes at 50, 20 at 120 and 5 at 199, then 7 at
-        // 450 (after two empty windows) and 1 at the very end, 500.
-        for (now, total) in [(50, 10), (120, 30), (199, 35), (450, 42), (500, 43)] {
-            s.delivered(now, 1, total);
+        // 450 (after two empty windows) and 1 at the very end, 500: 43 in
+        // all, each arrival seen with the bytes before it.
+        for (now, before) in [(50, 0), (120, 10), (199, 30), (450, 35), (500, 42)] {
+            s.arrived(now, 1, before);
         }
-        s.delivered(310, 0, 1_000); // flow 0, which started at 300
-        let rows = s.rows(&[300, 0], 500);
+        s.arrived(310, 0, 0); // flow 0, which started at 300, delivers 1,000
+        let rows = s.rows(&[300, 0], &[1_000, 43], 500);
         let bits = |bytes: f64| bytes * 8.0 / (100.0 * 1e-9);
         let expected = [
             (100, 1, bits(10.0)),
@@ -121,8 +129,8 @@ mod tests {
     #[test]
     fn a_short_last_window_divides_by_its_own_length() {
         let mut s = FlowSeries::new(100);
-        s.delivered(230, 0, 50);
-        let rows = s.rows(&[0], 250);
+        s.arrived(230, 0, 0);
+        let rows = s.rows(&[0], &[50], 250);
         assert_eq!(rows.last(), Some(&(250, 0, 50.0 * 8.0 / (50.0 * 1e-9))));
         assert_eq!(rows.len(), 3);
     }

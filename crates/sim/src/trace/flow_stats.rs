@@ -116,9 +116,9 @@ impl FlowStats {
         (self.flows[f]).arrive(now, packet.stamp, packet.seq, now >= self.warmup);
     }
 
-    /// Flow `f`'s figures (all empty if no packet of it arrived).
-    pub fn flow(&self, f: usize) -> OneWay {
-        self.flows.get(f).cloned().unwrap_or_default()
+    /// Flow `f`'s figures, if a packet of it arrived.
+    pub fn flow(&self, f: usize) -> Option<&OneWay> {
+        self.flows.get(f).filter(|w| w.last_transit.is_some())
     }
 }
 
@@ -171,11 +171,11 @@ mod tests {
         p.seq = 1;
         stats.received(1_050, &p); // transit 50
         stats.received(2_000, &packet(2, 1, Kind::Ack)); // not data
-        let w = stats.flow(2);
+        let w = stats.flow(2).unwrap();
         assert_eq!(w.packets, 1);
         assert_eq!(w.delays_s(), Some([50.0 * 1e-9; 3]));
         assert_eq!(w.jitter_s(), Some(40.0 / 16.0 * 1e-9));
-        assert_eq!(stats.flow(0), OneWay::default(), "no packet");
-        assert_eq!(stats.flow(7).delays_s(), None);
+        assert_eq!(stats.flow(0), None, "no packet of flow 0");
+        assert_eq!(stats.flow(7), None, "nor of flow 7");
     }
 }

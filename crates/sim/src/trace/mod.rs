@@ -104,8 +104,8 @@ impl Recorder {
     }
 
     /// `packet` reached its host over link `last_link` (the last of its
-    /// route); its flow has now delivered `delivered` payload bytes in
-    /// order in all.
+    /// route), its flow having delivered `delivered` payload bytes in
+    /// order before it.
     pub fn delivered(
         &mut self,
         now: Time,
@@ -117,7 +117,7 @@ impl Recorder {
             log.record(now, TraceEvent::Deliver, link, packet, None);
         }
         if let Some(series) = &mut self.series {
-            series.delivered(now, packet.flow, delivered);
+            series.arrived(now, packet.flow, delivered);
         }
         if let Some(stats) = &mut self.stats {
             stats.received(now, packet);
