@@ -293,7 +293,6 @@ impl Simulation {
                 to: specs.to[i],
             });
         }
-        let specs_len = specs.len();
         drop(specs);
         links.reverse();
         link_records.reverse();
@@ -324,7 +323,7 @@ impl Simulation {
             census: Census::default(),
             series: Default::default(),
             flow_drops: Default::default(),
-            tracer: Recorder::new(&scenario.trace, specs_len, scenario.warmup_ns),
+            tracer: None,
             warmed_up: false,
             delays_acks: scenario.tcp_profiles.iter().any(|p| p.delayed_ack),
             answer_ahead_before: scenario.warmup_ns.min(scenario.duration_ns + 1),
@@ -340,8 +339,10 @@ impl Simulation {
         sim.mark_express_links();
         sim.mark_answered_ahead(true);
         sim.mark_gathering_links();
+        // trace: its recorder; per-packet records come at their own time
+        // only on events.
+        sim.tracer = Recorder::new(&sim.scenario.trace, sim.links.len(), sim.scenario.warmup_ns);
         if sim.scenario.trace.needs_every_event() {
-            // trace: per-packet records come at their own time only on events.
             sim.without_reservations();
             sim.without_answers_ahead();
         }
