@@ -92,20 +92,6 @@ impl PacketLog {
         self.rows.is_empty()
     }
 
-    /// How many drops of each flow were recorded, by flow (up to the last
-    /// flow with one).
-    pub fn drops_by_flow(&self) -> Vec<u64> {
-        let mut drops = Vec::new();
-        for row in self.rows.iter().filter(|r| r.event == TraceEvent::Drop) {
-            let f = row.flow as usize;
-            if f >= drops.len() {
-                drops.resize(f + 1, 0);
-            }
-            drops[f] += 1;
-        }
-        drops
-    }
-
     /// The trace as a table; `link_name` names a link by its number.
     pub fn table<'a>(&self, link_name: impl Fn(u32) -> std::borrow::Cow<'a, str>) -> Table {
         let rows = &self.rows;
@@ -198,12 +184,12 @@ mod tests {
         };
         log.record(9, TraceEvent::Drop, 0, &dropped.packet, Some(&dropped));
         assert_eq!(log.len(), 2);
-        assert_eq!(log.drops_by_flow(), vec![0, 1]);
         let names = ["a", "b", "c"];
         let t = log.table(|l| names[l as usize].into());
         assert_eq!(t.u64("time_ns"), [8, 9]);
         assert_eq!(t.strings("event"), ["dequeue", "drop"]);
         assert_eq!(t.strings("link"), ["c", "a"]);
+        assert_eq!(t.u64("flow"), [1, 1]);
         assert_eq!(t.u64("seq"), [7, 9]);
         assert_eq!(t.strings("kind"), ["data", "data"]);
         assert_eq!(t.strings("ecn"), ["ect", "ect"]);
