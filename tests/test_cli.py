@@ -30,6 +30,14 @@ MALFORMED = [
     ("bad-variant", lambda t: t.replace('variant = "reno"', 'variant = "cubic"'), "tcp.variant"),
     ("count-zero", lambda t: t.replace("count = 10", "count = 0"), "flows[0].count"),
     ("bad-toml", lambda t: t + "\n[[flows]\n", "invalid TOML"),
+    ("trace-unknown-link", lambda t: t + '\n[trace]\npcap = { links = ["access_s0", "nowhere"] }\n',
+     'trace.pcap.links[1]: no link named "nowhere"'),
+    ("trace-flow-past-last", lambda t: t + "\n[trace]\npackets = { flows = [10] }\n",
+     "trace.packets.flows[0]: no flow 10"),
+    ("trace-unknown-event", lambda t: t + '\n[trace]\npackets = { events = ["drop", "arrive"] }\n',
+     "trace.packets.events[1]"),
+    ("trace-matches-nothing", lambda t: t + '\n[trace]\npackets = { links = ["access_s1"], flows = [0] }\n',
+     'trace.packets.links[0]: no packet of trace.packets.flows crosses link "access_s1"'),
     (
         "unreachable",
         lambda t: """duration = "5s"

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from . import units
+from . import contract, units
 from .errors import UserError
 from .schema import is_scalar, user_error
 from .topology import Network, build, expand
@@ -265,7 +265,7 @@ def resolve(s: Any) -> dict[str, Any]:
         else:
             arrivals.append(_arrivals(f, where, label, net, srcs, dsts, profiles, duration))
     nodes, links = net.to_contract()
-    return {
+    resolved = {
         "seed": seed,
         "duration_ns": duration,
         "warmup_ns": units.parse_time(s.warmup, "warmup"),
@@ -276,6 +276,83 @@ def resolve(s: Any) -> dict[str, Any]:
         "flows": flows.to_contract(),
         "arrivals": arrivals,
     }
+    if s.trace is not None:
+        resolved["trace"] = _trace(s.trace, net, resolved)
+    return resolved
+
+
+def _trace(t: Any, net: Network, resolved: dict[str, Any]) -> dict[str, Any]:
+    """The contract's ``Trace``: links by number, every name and flow checked, and no
+    filter that matches nothing (the core checks the same, ``check.rs``)."""
+    out: dict[str, Any] = {}
+    if t.packets is not None:
+        where = "trace.packets"
+        links = None if t.packets.links is None else _trace_links(t.packets.links, net, f"{where}.links")
+        _check_filter(links, t.packets.flows, set(t.packets.events) == {"deliver"}, where, net, resolved)
+        out["packets"] = {"links": links, "flows": t.packets.flows, "events": list(t.packets.events)}
+    if t.pcap is not None:
+        links = _trace_links(t.pcap.links, net, "trace.pcap.links")
+        _check_filter(links, t.pcap.flows, False, "trace.pcap", net, resolved)
+        out["pcap"] = {"links": links, "flows": t.pcap.flows}
+    if t.flow_series is not None:
+        out["flow_series_ns"] = units.parse_time(t.flow_series, "trace.flow_series", allow_zero=False)
+    if t.flow_stats:
+        out["flow_stats"] = True
+    return out
+
+
+def _trace_links(names: list[str], net: Network, where: str) -> list[int]:
+    """Link names -> their numbers."""
+    out = []
+    for i, name in enumerate(names):
+        link = net.link_names.index(name)
+        if link is None:
+            shown = ", ".join(net.link_names[k] for k in range(min(8, len(net.link_names))))
+            more = ", ..." if len(net.link_names) > 8 else ""
+            raise UserError(f'no link named "{name}" (links: {shown}{more})', f"{where}[{i}]")
+        out.append(link)
+    return out
+
+
+def _check_filter(links: list[int] | None, flows: list[int] | None, last_hop_only: bool, where: str,
+                  net: Network, resolved: dict[str, Any]) -> None:
+    """Each flow named exists and reaches a link named; each link named is reached by a
+    flow named (by any flow, without names). Deliveries reach a route's last link only."""
+    fl = resolved["flows"]
+    count = len(fl["group"])
+    for i, f in enumerate(flows or []):
+        if f >= count:
+            note = " (flows of tcp_arrivals are numbered as they arrive, and cannot be named)" if resolved["arrivals"] else ""
+            raise UserError(f"no flow {f}: the scenario has {count} flows, numbered from 0{note}", f"{where}.flows[{i}]")
+    if links is None:
+        return
+
+    def reached(route: list[int]) -> list[int]:
+        return route[-1:] if last_hop_only else route
+
+    def routes(f: int) -> list[list[int]]:
+        return [contract.route(fl["path"], f), contract.route(fl["reverse_path"], f)]
+
+    crosses = "arrives over" if last_hop_only else "crosses"
+    met: set[int] = set()
+    if flows is None:
+        for paths in (fl["path"], fl["reverse_path"]):
+            o, li = paths["offsets"], paths["links"]
+            met.update((li[o[1:][o[1:] > o[:-1]] - 1] if last_hop_only else li).tolist())
+        for a in resolved["arrivals"]:
+            for r in a["routes"]:
+                met.update(reached(r["path"]) + reached(r["reverse_path"]))
+    else:
+        for f in flows:
+            for route in routes(f):
+                met.update(reached(route))
+    whose = "any flow" if flows is None else f"{where}.flows"
+    for i, link in enumerate(links):
+        if link not in met:
+            raise UserError(f'no packet of {whose} {crosses} link "{net.link_names[link]}"', f"{where}.links[{i}]")
+    for i, f in enumerate(flows or []):
+        if not any(set(reached(route)) & set(links) for route in routes(f)):
+            raise UserError(f"no packet of flow {f} {crosses} a link of {where}.links", f"{where}.flows[{i}]")
 
 
 def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profiles) -> dict[str, Any]:

@@ -11,6 +11,8 @@ A results directory holds::
     queues.parquet       one row per link queue
     timeseries.parquet   long format: time_s, metric, entity, value
     histograms.parquet   queueing-delay histograms
+    trace.parquet        the packet trace, if the scenario asks for one ([trace] packets)
+    trace.pcap           the capture, if the scenario asks for one ([trace] pcap)
 
 Same scenario and seed give byte-identical files, except ``timing.json``.
 """
@@ -109,8 +111,10 @@ class Results:
 
     Attributes: ``summary`` (dict), ``timing`` (dict of wall-clock figures),
     ``flows``, ``queues``, ``timeseries``, ``histograms`` (polars DataFrames),
-    ``scenario`` (the resolved contract dict, its columns numpy arrays) and ``source`` (the
-    :class:`~aqmlab.scenario.Scenario`, when known).
+    ``trace`` (a polars DataFrame, or None without a packet trace), ``pcap`` (the
+    capture's bytes, or None without one), ``scenario`` (the resolved contract dict, its
+    columns numpy arrays) and ``source`` (the :class:`~aqmlab.scenario.Scenario`, when
+    known).
     """
 
     def __init__(
@@ -128,6 +132,8 @@ class Results:
         self.queues = _frame(raw.get("queues"))
         self.timeseries = _frame(raw.get("timeseries"))
         self.histograms = _frame(raw.get("histograms"))
+        self.trace: pl.DataFrame | None = None if raw.get("trace") is None else _frame(raw["trace"])
+        self.pcap: bytes | None = raw.get("pcap")
         self.scenario = scenario
         self.source = source
 
@@ -162,6 +168,10 @@ class Results:
         (out / "timing.json").write_text(dump_json(self.timing), encoding="utf-8")
         for name in _TABLES:
             getattr(self, name).write_parquet(out / f"{name}.parquet", **PARQUET_OPTIONS)
+        if self.trace is not None:
+            self.trace.write_parquet(out / "trace.parquet", **PARQUET_OPTIONS)
+        if self.pcap is not None:
+            (out / "trace.pcap").write_bytes(self.pcap)
         return out
 
     @classmethod
@@ -169,9 +179,11 @@ class Results:
         """Load a results directory written by :meth:`write`."""
         d = Path(directory)
         raw: dict[str, Any] = {"summary": json.loads((d / "summary.json").read_text())}
-        for name in _TABLES:
+        for name in (*_TABLES, "trace"):
             p = d / f"{name}.parquet"
             raw[name] = pl.read_parquet(p) if p.exists() else None
+        if (d / "trace.pcap").exists():
+            raw["pcap"] = (d / "trace.pcap").read_bytes()
         timing = json.loads((d / "timing.json").read_text()) if (d / "timing.json").exists() else {}
         source = None
         if (d / "scenario.toml").exists():

@@ -419,6 +419,52 @@ Flow = tagged_union("kind", [TcpFlow, UdpFlow, TcpArrivals], "flow kind")
 
 
 # ---------------------------------------------------------------------------
+# traces
+
+#: What a packet trace records: a packet offered to a link's discipline, dropped by it,
+#: starting on the link's transmitter, reaching its host.
+TraceEventName = Literal["enqueue", "drop", "dequeue", "deliver"]
+TRACE_EVENTS: list[str] = ["enqueue", "drop", "dequeue", "deliver"]
+#: A flow's number, as ``flow_id`` in flows.parquet.
+FlowId = Annotated[int, Field(ge=0, lt=2**32)]
+LinkNames = Annotated[list[Name], Field(min_length=1)]
+FlowIds = Annotated[list[FlowId], Field(min_length=1)]
+
+
+class PacketTrace(Model):
+    """A per-packet event trace (trace.parquet): the events of the packets on the links
+    and of the flows named."""
+
+    links: Optional[LinkNames] = Field(None, description="Links whose packets are recorded (default: every link).")
+    flows: Optional[FlowIds] = Field(
+        None, description="Flows (their flow_id) whose packets are recorded (default: every flow)."
+    )
+    events: Annotated[list[TraceEventName], Field(min_length=1)] = Field(
+        default_factory=lambda: list(TRACE_EVENTS),
+        description='Events recorded: "enqueue", "drop", "dequeue", "deliver" (default: all).',
+    )
+
+
+class Pcap(Model):
+    """A capture of links' packets in pcap format (trace.pcap), with synthesized IPv4
+    and TCP/UDP headers."""
+
+    links: LinkNames = Field(description="Links whose packets are captured, as each starts on the link.")
+    flows: Optional[FlowIds] = Field(None, description="Flows captured (default: every flow).")
+
+
+class TraceConfig(Model):
+    """What a run records beyond its result tables (user guide, "Traces")."""
+
+    packets: Optional[PacketTrace] = Field(None, description="A per-packet event trace (default: none).")
+    pcap: Optional[Pcap] = Field(None, description="A pcap capture of chosen links (default: none).")
+    flow_series: Optional[PositiveTime] = Field(
+        None, description='Each flow\'s throughput over windows of this length, e.g. "100ms" (default: none).'
+    )
+    flow_stats: bool = Field(False, description="Each flow's one-way delay, jitter and reordering.")
+
+
+# ---------------------------------------------------------------------------
 # the scenario
 
 
@@ -434,6 +480,7 @@ class Scenario(Model):
     tcp: TcpConfig = Field(default_factory=TcpConfig, description="Defaults for every TCP flow.")
     topology: Topology = Field(description="The network.")
     flows: Annotated[list[Flow], Field(min_length=1)] = Field(description="Traffic.")
+    trace: Optional[TraceConfig] = Field(None, description="Traces (default: none).")
 
     # -- construction that speaks in UserErrors --------------------------------
 

@@ -121,6 +121,9 @@ fn to_python(py: Python<'_>, r: Results) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("queues", table(py, r.queues)?)?;
     out.set_item("timeseries", table(py, r.timeseries)?)?;
     out.set_item("histograms", table(py, r.histograms)?)?;
+    let trace = r.trace.map(|t| table(py, t)).transpose()?;
+    out.set_item("trace", trace)?;
+    out.set_item("pcap", r.pcap.map(|file| PyBytes::new(py, &file)))?;
     Ok(out)
 }
 

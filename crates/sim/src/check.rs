@@ -3,7 +3,7 @@
 //! meaningless or panic. Each mistake names its field as the JSON form has
 //! it, with the index of the element in a column: `links.rate_bps[3]`.
 
-use crate::scenario::{Dist, FlowGroup, NameRun, Paths, Scenario, UdpSource, HOLE};
+use crate::scenario::{Dist, FlowGroup, NameRun, Paths, Scenario, TraceEvent, UdpSource, HOLE};
 
 /// A mistake in the scenario, with the field it is in.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +178,86 @@ impl Scenario {
                 )?;
             }
         }
+        self.check_trace()
+    }
+
+    /// A trace names links and flows that exist, and each link it names is
+    /// reached by a packet of the flows it names (any flow, arrivals' too,
+    /// if it names none), and each flow reaches a link it names: a filter
+    /// never matches nothing. Deliveries reach the last link of a route
+    /// only.
+    fn check_trace(&self) -> Result<(), ScenarioError> {
+        let trace = &self.trace;
+        if let Some(p) = &trace.packets {
+            let field = "trace.packets";
+            ensure(
+                !p.events.is_empty(),
+                format!("{field}.events"),
+                "must name at least one event",
+            )?;
+            let deliveries_only = p.events.iter().all(|&e| e == TraceEvent::Deliver);
+            let links = p.links.as_deref();
+            self.check_trace_filter(links, p.flows.as_deref(), deliveries_only, field)?;
+        }
+        if let Some(p) = &trace.pcap {
+            self.check_trace_filter(Some(&p.links), p.flows.as_deref(), false, "trace.pcap")?;
+        }
         Ok(())
+    }
+
+    fn check_trace_filter(
+        &self,
+        links: Option<&[u32]>,
+        flows: Option<&[u32]>,
+        last_hop_only: bool,
+        field: &str,
+    ) -> Result<(), ScenarioError> {
+        check_indices(links, self.links.len(), "link", &format!("{field}.links"))?;
+        check_indices(flows, self.flows.len(), "flow", &format!("{field}.flows"))?;
+        let Some(links) = links else { return Ok(()) };
+        let (reached, crosses) = match last_hop_only {
+            true => (last_link as fn(&[u32]) -> &[u32], "arrives over"),
+            false => (every_link as fn(&[u32]) -> &[u32], "crosses"),
+        };
+        let mut met = vec![false; self.links.len()];
+        for route in self.traced_routes(flows) {
+            reached(route).iter().for_each(|&l| met[l as usize] = true);
+        }
+        let whose = flows.map_or("any flow".into(), |_| format!("{field}.flows"));
+        for (i, &l) in links.iter().enumerate() {
+            let name = self.link_name(l as usize);
+            let message = format!("no packet of {whose} {crosses} link {name}");
+            ensure(met[l as usize], format!("{field}.links[{i}]"), message)?;
+        }
+        for (i, &f) in flows.into_iter().flatten().enumerate() {
+            let routes = self.traced_routes(Some(&[f]));
+            let meets = |route: &&[u32]| reached(route).iter().any(|l| links.contains(l));
+            let message = format!("no packet of flow {f} {crosses} a link of {field}.links");
+            ensure(
+                routes.iter().any(meets),
+                format!("{field}.flows[{i}]"),
+                message,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The routes, both ways, of the flows named (`None`: every flow, the
+    /// arrivals' included).
+    fn traced_routes(&self, flows: Option<&[u32]>) -> Vec<&[u32]> {
+        let both_ways = |f: usize| [self.flows.path.get(f), self.flows.reverse_path.get(f)];
+        match flows {
+            Some(flows) => flows.iter().flat_map(|&f| both_ways(f as usize)).collect(),
+            None => (0..self.flows.len())
+                .flat_map(both_ways)
+                .chain(
+                    self.arrivals
+                        .iter()
+                        .flat_map(|a| &a.routes)
+                        .flat_map(|r| [&r.path[..], &r.reverse_path[..]]),
+                )
+                .collect(),
+        }
     }
 
     fn check_links(&self, nodes: u32) -> Result<(), ScenarioError> {
@@ -340,6 +419,32 @@ impl Scenario {
         let mut names = self.links.names.iter().flat_map(NameRun::expand);
         names.nth(l).unwrap_or_else(|| l.to_string())
     }
+}
+
+/// The numbers a trace's list names are those of existing `what`s, and
+/// it names at least one.
+fn check_indices(
+    list: Option<&[u32]>,
+    count: usize,
+    what: &str,
+    field: &str,
+) -> Result<(), ScenarioError> {
+    let Some(list) = list else { return Ok(()) };
+    let message = format!("must name at least one {what}, or be left out for every {what}");
+    ensure(!list.is_empty(), field, message)?;
+    for (i, &x) in list.iter().enumerate() {
+        let message = format!("no {what} {x}: there are {count}, numbered from 0");
+        ensure((x as usize) < count, format!("{field}[{i}]"), message)?;
+    }
+    Ok(())
+}
+
+fn every_link(route: &[u32]) -> &[u32] {
+    route
+}
+
+fn last_link(route: &[u32]) -> &[u32] {
+    &route[route.len().saturating_sub(1)..]
 }
 
 fn check_dist(d: &Dist, field: &str) -> Result<(), ScenarioError> {

@@ -18,6 +18,7 @@ pub mod pool;
 pub mod results;
 pub mod scenario;
 pub mod tcp;
+pub mod trace;
 pub mod traffic;
 
 pub use accel::Accelerations;

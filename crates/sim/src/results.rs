@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use aqmlab_qdisc::{DropReason, QdiscStats};
 
-use crate::engine::flow::Transport;
+use crate::engine::flow::{Flow, Transport};
 use crate::engine::link::{Link, LinkRecord};
 use crate::engine::Simulation;
 use crate::measure::window::WindowStart;
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
 use crate::names::Names;
+use crate::trace::pcap::{ByteSequence, FlowHeaders};
 
 pub struct Results {
     pub summary: Vec<(String, Scalar)>,
@@ -17,6 +18,10 @@ pub struct Results {
     pub queues: Table,
     pub timeseries: Table,
     pub histograms: Table,
+    /// The packet trace, if the scenario asked for one.
+    pub trace: Option<Table>,
+    /// The capture, a pcap file, if the scenario asked for one.
+    pub pcap: Option<Vec<u8>>,
 }
 
 impl Results {
@@ -30,6 +35,7 @@ impl Results {
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
         let nodes = Arc::new(std::mem::take(&mut sim.node_names));
         let flows = flow_table(&mut sim, &nodes, window_s);
+        let (trace, pcap) = packet_traces(&mut sim);
         let n_flows = sim.flows.len();
         let long_lived: Vec<f64> = sim
             .flows
@@ -99,6 +105,8 @@ impl Results {
             queues,
             timeseries,
             histograms,
+            trace,
+            pcap,
         }
     }
 
@@ -121,6 +129,50 @@ fn categorical<'a>(names: impl Iterator<Item = &'a str>) -> Column {
     }
 }
 
+/// The nodes a flow runs from and to: where its route starts and ends.
+fn flow_ends(sim: &Simulation, f: &Flow) -> (u32, u32) {
+    let (mut forward, records) = (sim.routes.links(f.forward), &sim.link_records);
+    let first = forward.next().expect("a route has a link");
+    let last = forward.last().unwrap_or(first);
+    (records[first as usize].from, records[last as usize].to)
+}
+
+/// The packet trace and the capture, if asked for; the flows' series goes
+/// into the time series.
+fn packet_traces(sim: &mut Simulation) -> (Option<Table>, Option<Vec<u8>>) {
+    let Some(tracer) = sim.tracer.take() else {
+        return (None, None);
+    };
+    if let Some(series) = tracer.flow_series() {
+        let starts: Vec<_> = sim.flows.iter().map(|f| f.start).collect();
+        let delivered: Vec<_> = sim.flows.iter().map(|f| f.delivered).collect();
+        for (end, flow, bps) in series.rows(&starts, &delivered, sim.scenario.duration_ns) {
+            sim.series.push(end, "throughput_bps", flow, bps);
+        }
+    }
+    let names = &sim.link_names;
+    let trace = tracer
+        .packet_log()
+        .map(|log| log.table(|l| names.get(l as usize)));
+    let pcap = tracer.capture().map(|capture| {
+        let headers: Vec<FlowHeaders> = (sim.flows.iter())
+            .map(|f| {
+                let (src, dst) = flow_ends(sim, f);
+                let tcp = match &f.transport {
+                    Transport::Tcp(t) => {
+                        let p = &sim.scenario.tcp_profiles[t.profile as usize];
+                        Some(ByteSequence::new(p, f.size_bytes()))
+                    }
+                    Transport::Udp(_) => None,
+                };
+                FlowHeaders { src, dst, tcp }
+            })
+            .collect();
+        capture.file(&headers)
+    });
+    (trace, pcap)
+}
+
 fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table {
     let n = sim.flows.len();
     let mut id = Vec::with_capacity(n);
@@ -135,11 +187,9 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     for (i, f) in sim.flows.iter().enumerate() {
         id.push(i as u64);
         // A route runs from its flow's source to its destination (checked).
-        let (mut forward, records) = (sim.routes.links(f.forward), &sim.link_records);
-        let first = forward.next().expect("a route has a link");
-        let last = forward.last().unwrap_or(first);
-        src.push(records[first as usize].from);
-        dst.push(records[last as usize].to);
+        let (from, to) = flow_ends(sim, f);
+        src.push(from);
+        dst.push(to);
         start.push(secs(f.start));
         size.push(f.size_bytes());
         delivered.push(f.delivered);
@@ -214,7 +264,26 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     t.push("throughput_bps", Column::F64(thr));
     t.push("base_rtt_s", Column::F64(rtt));
     t.push("final_cwnd", Column::OptF64(cwnd));
+    let dropped = (0..sim.flows.len()).map(|f| sim.flow_drops.get(f));
+    t.push("packets_dropped", Column::U64(dropped.collect()));
+    one_way_columns(sim, &mut t);
     t
+}
+
+/// The flows' one-way delays, jitter and reordering (`trace.flow_stats`),
+/// missing for a flow without packets in the window and for every flow
+/// when not asked for.
+fn one_way_columns(sim: &Simulation, t: &mut Table) {
+    let n = sim.flows.len();
+    let stats = sim.tracer.as_ref().and_then(|r| r.flow_stats());
+    let delay = |i: usize| (0..n).map(move |f| stats?.flow(f)?.delays_s().map(|d| d[i]));
+    t.push("delay_min_s", Column::OptF64(delay(0).collect()));
+    t.push("delay_mean_s", Column::OptF64(delay(1).collect()));
+    t.push("delay_max_s", Column::OptF64(delay(2).collect()));
+    let jitter = (0..n).map(|f| stats?.flow(f)?.jitter_s());
+    t.push("jitter_s", Column::OptF64(jitter.collect()));
+    let reordered = (0..n).map(|f| stats.map(|s| s.flow(f).map_or(0, |w| w.reordered)));
+    t.push("packets_reordered", Column::OptU64(reordered.collect()));
 }
 
 /// What a row of the queue table is computed from: a link and what the
@@ -394,7 +463,7 @@ fn series_table(sim: &mut Simulation) -> Table {
             "queue_packets" | "queue_bytes" | "link_utilization" => {
                 entity.push(&sim.link_names.get(e as usize))
             }
-            "cwnd" => entity.push(&e.to_string()),
+            "cwnd" | "throughput_bps" => entity.push(&e.to_string()),
             _ => entity.push(""),
         }
     }

@@ -34,6 +34,9 @@ pub struct Scenario {
     pub flows: Flows,
     #[serde(default)]
     pub arrivals: Vec<ArrivalSpec>,
+    /// What to record beyond the result tables; absent when nothing is.
+    #[serde(default, skip_serializing_if = "Trace::is_off")]
+    pub trace: Trace,
 }
 
 /// Names in index order, a run at a time: `names` as they are, or, with
@@ -288,6 +291,80 @@ impl FlowGroup {
     pub fn label(&self) -> &str {
         match self {
             FlowGroup::Tcp { label, .. } | FlowGroup::Udp { label, .. } => label,
+        }
+    }
+}
+
+/// Traces (docs/user-guide.md, "Traces"): what a run records beyond its
+/// result tables. Links and flows are numbered as in `links` and `flows`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    /// A per-packet event trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<PacketTrace>,
+    /// A capture of links' packets with synthesized headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapTrace>,
+    /// Each flow's throughput over windows of this length; 0 is off.
+    #[serde(default)]
+    pub flow_series_ns: u64,
+    /// Each flow's one-way delay, jitter and reordering.
+    #[serde(default)]
+    pub flow_stats: bool,
+}
+
+impl Trace {
+    pub fn is_off(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The events of the packets that match both filters (`None`: any link,
+/// any flow of `flows`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacketTrace {
+    #[serde(default)]
+    pub links: Option<Vec<u32>>,
+    #[serde(default)]
+    pub flows: Option<Vec<u32>>,
+    pub events: Vec<TraceEvent>,
+}
+
+/// The packets that links send (each as it starts on the link), of the
+/// flows named (`None`: every flow).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapTrace {
+    pub links: Vec<u32>,
+    #[serde(default)]
+    pub flows: Option<Vec<u32>>,
+}
+
+/// What happened to a packet, as a packet trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceEvent {
+    /// It reached a link and was offered to its discipline (ns-2's `+`).
+    Enqueue,
+    /// The discipline dropped it, on arrival or from its queue (`d`).
+    Drop,
+    /// It started on the link's transmitter (`-`).
+    Dequeue,
+    /// It reached its host (`r` at the last hop).
+    Deliver,
+}
+
+impl TraceEvent {
+    pub const ALL: [TraceEvent; 4] = [Self::Enqueue, Self::Drop, Self::Dequeue, Self::Deliver];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enqueue => "enqueue",
+            Self::Drop => "drop",
+            Self::Dequeue => "dequeue",
+            Self::Deliver => "deliver",
         }
     }
 }

@@ -141,6 +141,7 @@ impl Dumbbell {
             tcp_profiles: vec![self.profile.clone()],
             flows,
             arrivals: vec![],
+            trace: Default::default(),
         }
     }
 }

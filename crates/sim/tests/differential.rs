@@ -290,6 +290,7 @@ fn random_chain(seed: u64) -> Scenario {
         tcp_profiles: vec![reno()],
         flows,
         arrivals: vec![],
+        trace: Default::default(),
     }
 }
 

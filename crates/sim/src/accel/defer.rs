@@ -28,7 +28,7 @@ impl Simulation {
         self.links[l]
             .qdisc
             .enqueue(counters, packet, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         if self.links[l].busy_until <= now {
             self.depart(l, now);
         }
@@ -74,7 +74,7 @@ impl Simulation {
                 "{} dropped a packet on dequeue but says it does not",
                 sim.links[l].qdisc.name()
             );
-            sim.settle_drops();
+            sim.settle_drops(l);
             if let Some(packet) = packet {
                 sim.send(l, packet);
             }

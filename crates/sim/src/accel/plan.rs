@@ -18,6 +18,8 @@ pub struct Topology<'a> {
     pub routes: &'a Routes,
     pub flows: &'a [Flow],
     pub profiles: &'a [TcpProfile],
+    /// The links whose packets a trace records one by one, by link.
+    pub traced: &'a [bool],
 }
 
 /// Whether a flow's packets are answered ahead at each end.
@@ -46,7 +48,9 @@ pub struct Plan {
 
 impl Plan {
     pub fn build(t: &Topology, acc: Accelerations) -> Self {
-        let mut departures: Vec<_> = t.links.iter().map(|l| base_departures(l, acc)).collect();
+        let mut departures: Vec<_> = (t.links.iter().zip(t.traced))
+            .map(|(link, &traced)| base_departures(link, traced, acc))
+            .collect();
         let mut feeds_express = vec![false; t.links.len()];
         if acc.reserve && acc.express {
             let feeders = single_feeders(t.routes, t.links.len());
@@ -74,10 +78,12 @@ impl Plan {
 
 /// A link's departures before express links and gathering are found: a
 /// FIFO reserves them (`reserve.rs`), a discipline that only its arrivals
-/// and departures change defers them (`defer.rs`), any other runs them on
-/// events.
-pub fn base_departures(link: &Link, acc: Accelerations) -> Departures {
-    if acc.reserve && link.qdisc.is_fifo() {
+/// and departures change defers them (`defer.rs`), any other, and any link
+/// a trace records packet by packet, runs them on events.
+pub fn base_departures(link: &Link, traced: bool, acc: Accelerations) -> Departures {
+    if traced {
+        Departures::Events
+    } else if acc.reserve && link.qdisc.is_fifo() {
         Departures::Reserved
     } else if acc.defer && link.qdisc.defers_departures() {
         Departures::Deferred
@@ -125,7 +131,8 @@ fn route_uses(routes: &Routes, links: usize) -> Vec<u32> {
 /// Which flows' packets are answered ahead (`ahead.rs`). A TCP flow of one
 /// transfer (an on-off source's receiver ignores a past transfer's
 /// stragglers) qualifies at either end when the answer leaves on a
-/// reserving FIFO that no other route takes (`answer_link_passes`):
+/// reserving FIFO that no other route takes (`answer_link_passes`) and the
+/// packet does not arrive over a traced link (which records its delivery):
 /// - data packets, at the receiver, if it answers each with one ACK at
 ///   once (no delayed ACKs);
 /// - ACKs, at the sender, unless its window is traced (each sample writes
@@ -137,19 +144,29 @@ pub fn answers(
     acc: Accelerations,
 ) -> Vec<Answers> {
     let uses = route_uses(t.routes, t.links.len());
-    let passes = |route: RouteRef, size: u32| {
-        t.routes.link(route, 0).is_some_and(|a| {
-            let a = a as usize;
-            answer_link_passes(&t.links[a], departures[a], feeds_express[a], uses[a], size)
-        })
+    let passes = |arrival: RouteRef, answer: RouteRef, size: u32| {
+        let traced = t
+            .routes
+            .links(arrival)
+            .last()
+            .is_some_and(|l| t.traced[l as usize]);
+        !traced
+            && t.routes.link(answer, 0).is_some_and(|a| {
+                let a = a as usize;
+                answer_link_passes(&t.links[a], departures[a], feeds_express[a], uses[a], size)
+            })
     };
     (t.flows.iter())
         .map(|flow| match &flow.transport {
             Transport::Tcp(tcp) if tcp.on_off.is_none() => {
                 let p = &t.profiles[tcp.profile as usize];
                 Answers {
-                    data: acc.answer_data && !p.delayed_ack && passes(flow.reverse, p.ack_size),
-                    acks: acc.answer_acks && !tcp.trace_cwnd && passes(flow.forward, p.packet_size),
+                    data: acc.answer_data
+                        && !p.delayed_ack
+                        && passes(flow.forward, flow.reverse, p.ack_size),
+                    acks: acc.answer_acks
+                        && !tcp.trace_cwnd
+                        && passes(flow.reverse, flow.forward, p.packet_size),
                 }
             }
             _ => Answers::default(),
@@ -257,13 +274,14 @@ pub fn gathering(
 }
 
 impl Simulation {
-    /// The network as the plan reads it.
-    pub(crate) fn topology(&self) -> Topology<'_> {
+    /// The network as the plan reads it, with the links `traced`.
+    pub(crate) fn topology<'a>(&'a self, traced: &'a [bool]) -> Topology<'a> {
         Topology {
             links: &self.links,
             routes: &self.routes,
             flows: &self.flows,
             profiles: &self.scenario.tcp_profiles,
+            traced,
         }
     }
 

@@ -67,7 +67,7 @@ impl Simulation {
                 .qdisc
                 .enqueue_fifo(counters, waiting, arrival, &mut self.verdicts)
             {
-                self.settle_drops();
+                self.settle_drops(l);
                 return None;
             }
         }

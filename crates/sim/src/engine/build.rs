@@ -17,6 +17,7 @@ use crate::names::Names;
 use crate::pool::Pool;
 use crate::scenario::{FlowGroup, NameRun, Scenario};
 use crate::tcp::{Outbox, TcpSender};
+use crate::trace::Recorder;
 use crate::traffic::arrivals::ArrivalProcess;
 use crate::traffic::udp::UdpFlow;
 use crate::{MaybeTime, Time};
@@ -67,6 +68,8 @@ impl Simulation {
             events_processed: 0,
             census: Census::default(),
             series: Default::default(),
+            flow_drops: Default::default(),
+            tracer: None,
             warmed_up: false,
             sample_due: match scenario.sample_interval_ns {
                 0 => Time::MAX,
@@ -77,7 +80,10 @@ impl Simulation {
         };
         sim.build_flows();
         sim.build_arrivals();
-        let plan = Plan::build(&sim.topology(), accelerations);
+        let links = sim.links.len();
+        sim.tracer = Recorder::new(&sim.scenario.trace, links, sim.scenario.warmup_ns);
+        let traced = (sim.scenario.trace).traced_links(&sim.routes, &sim.flows, links);
+        let plan = Plan::build(&sim.topology(&traced), accelerations);
         sim.apply(plan);
         sim.events
             .schedule(sim.scenario.warmup_ns, Event::WarmupEnd);

@@ -61,6 +61,9 @@ impl Simulation {
     /// defers them goes on to `enqueue_deferred`).
     #[inline(never)]
     fn enqueue_on_events(&mut self, l: usize, packet: SimPacket) {
+        if let Some(tracer) = &mut self.tracer {
+            tracer.enqueued(self.now, l as u32, &packet);
+        }
         // Acceleration: departures run late (accel/defer.rs).
         if self.links[l].defers() {
             self.enqueue_deferred(l, packet);
@@ -83,7 +86,7 @@ impl Simulation {
         let counters = &mut self.link_records[l].counters;
         link.qdisc
             .enqueue(counters, packet, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         let link = &mut self.links[l];
         if link.busy_until <= now {
             if !link.tx_scheduled {
@@ -124,7 +127,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let counters = &mut self.link_records[l].counters;
         let Some(packet) = link.qdisc.dequeue(counters, now, &mut self.verdicts) else {
-            self.settle_drops();
+            self.settle_drops(l);
             self.schedule_qdisc_wake(l);
             return;
         };
@@ -135,7 +138,7 @@ impl Simulation {
             let done = link.busy_until;
             self.events.schedule(done, Event::TxDone(l as u32));
         }
-        self.settle_drops();
+        self.settle_drops(l);
         self.schedule_qdisc_wake(l);
     }
 
@@ -143,6 +146,9 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn send(&mut self, l: usize, packet: SimPacket) {
         let now = self.now;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.dequeued(now, l as u32, &packet);
+        }
         let link = &mut self.links[l];
         if let Some(m) = link.monitor().filter(|_| self.warmed_up) {
             self.monitors[m].delays.record(now - packet.at);
@@ -218,7 +224,7 @@ impl Simulation {
         self.links[l]
             .qdisc
             .wakeup(counters, now, &mut self.verdicts);
-        self.settle_drops();
+        self.settle_drops(l);
         let link = &self.links[l];
         if link.busy_until <= now && !link.tx_scheduled {
             self.transmit(l);
@@ -258,10 +264,27 @@ impl Simulation {
         &mut self.wakes[i].1
     }
 
-    /// Count the packets the discipline just dropped.
+    /// Count the packets link `l`'s discipline dropped, if any.
     #[inline]
-    pub(crate) fn settle_drops(&mut self) {
-        let ledger = &mut self.ledger;
-        self.verdicts.drain(|_| ledger.dropped += 1);
+    pub(crate) fn settle_drops(&mut self, l: usize) {
+        if !self.verdicts.is_empty() {
+            self.count_drops(l);
+        }
+    }
+
+    /// `settle_drops` when there are some (out of line: the callers are
+    /// hot, drops rare).
+    #[inline(never)]
+    fn count_drops(&mut self, l: usize) {
+        if let Some(tracer) = &mut self.tracer {
+            for d in self.verdicts.dropped() {
+                tracer.dropped(self.now, l as u32, d);
+            }
+        }
+        let (ledger, flow_drops) = (&mut self.ledger, &mut self.flow_drops);
+        self.verdicts.drain(|d| {
+            ledger.dropped += 1;
+            flow_drops.count(d.packet.flow);
+        });
     }
 }

@@ -25,6 +25,9 @@ impl Simulation {
     /// `packet` reaches its host now: the transport takes it in, and the
     /// host sends what that gave.
     pub(crate) fn arrive_at_endpoint(&mut self, packet: SimPacket) {
+        if self.tracer.is_some() {
+            self.trace_delivery(&packet);
+        }
         self.census.taken_in(packet.kind.is_reverse());
         self.ledger.received += 1;
         let f = packet.flow as usize;
@@ -37,6 +40,18 @@ impl Simulation {
             Kind::Ack | Kind::SynAck => self.receive_ack(f, &packet),
         }
         self.flush_reply();
+    }
+
+    /// `packet` reaches its host now, over the last link of its route: into
+    /// the trace.
+    #[cold]
+    #[inline(never)]
+    fn trace_delivery(&mut self, packet: &SimPacket) {
+        let last = (packet.hop.checked_sub(1)).and_then(|h| self.routes.link(packet.route, h));
+        let delivered = self.flows[packet.flow as usize].delivered;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.delivered(self.now, last, packet, delivered);
+        }
     }
 
     /// TCP flow `f`'s receiver takes in a data packet (or SYN): it counts

@@ -24,13 +24,14 @@ use aqmlab_qdisc::Verdicts;
 use crate::accel::{AccelState, Accelerations};
 use crate::measure::census::Census;
 use crate::measure::ledger::Ledger;
-use crate::measure::metrics::TimeSeries;
+use crate::measure::metrics::{FlowDrops, TimeSeries};
 use crate::measure::window::WindowStarts;
 use crate::names::Names;
 use crate::packet::SimPacket;
 use crate::pool::Pool;
 use crate::scenario::Scenario;
 use crate::tcp::Outbox;
+use crate::trace::Recorder;
 use crate::traffic::arrivals::ArrivalProcess;
 use crate::{MaybeTime, Time};
 
@@ -69,6 +70,10 @@ pub struct Simulation {
     /// The work done, by kind (counted only with the `census` feature).
     pub census: Census,
     pub series: TimeSeries,
+    /// Each flow's packets dropped.
+    pub flow_drops: FlowDrops,
+    /// What the scenario's `trace` records, if it asks for anything.
+    pub tracer: Option<Box<Recorder>>,
     pub(crate) warmed_up: bool,
     /// When the next `Sample` event runs (`Time::MAX` without samples).
     pub(crate) sample_due: Time,
