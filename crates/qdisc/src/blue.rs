@@ -29,8 +29,72 @@
 
 use std::collections::VecDeque;
 
+use crate::params::{params, positive_limit, probability, SpecError, MS};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// How Blue moves its probability, shared with SFB's bins: the defaults
+    /// of Feng's ns Blue model, which the SFB paper's experiments and the
+    /// ns-3 port use (digest 001, A12).
+    #[derive(Copy, PartialEq)]
+    pub struct BlueSteps {
+        /// d1, the rise on loss: 0.0025.
+        pub increment: f64 [Number] = 0.0025,
+        /// d2, the fall on idleness: 0.00025.
+        pub decrement: f64 [Number] = 0.00025,
+        /// How long an update holds the next: 100 ms.
+        pub freeze_time: Time [Time] = 100 * MS,
+    }
+}
+
+impl BlueSteps {
+    /// Refuse steps that are not probabilities.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        probability("increment", self.increment)?;
+        probability("decrement", self.decrement)
+    }
+}
+
+params! {
+    /// Blue's parameters (ToN 2002, section IV).
+    #[derive(PartialEq)]
+    pub struct BlueParams {
+        required {
+            /// The buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub steps: BlueSteps,
+        /// L: the queue length (in the unit of `limit`) above which `p_m`
+        /// rises too; unset: loss alone (the paper's optional trigger).
+        pub threshold: Option<u64> [Number] = None,
+        /// Mark ECN-capable packets instead of dropping them (the paper's
+        /// Blue marks).
+        pub ecn: bool [Flag] = false,
+    }
+}
+
+impl QdiscParams for BlueParams {
+    const SUMMARY: &'static str = "Blue: drop probability driven by loss and idle events";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.steps.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Blue::new(
+            self.limit,
+            self.steps.increment,
+            self.steps.decrement,
+            self.steps.freeze_time,
+            self.threshold,
+            self.ecn,
+            seed,
+        ))
+    }
+}
 
 /// Blue's probability and its update hold, shared with SFB's bins.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -26,8 +26,36 @@
 
 use std::collections::VecDeque;
 
-use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap};
+use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap, WeightParams};
+use crate::params::{params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// SCFQ's parameters (seed 000, chapter 7).
+    #[derive(PartialEq)]
+    pub struct ScfqParams {
+        required {
+            /// The shared buffer, packets or bytes; no default (chapter 7:
+            /// never full; an arrival that does not fit is refused).
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub weighting: WeightParams,
+    }
+}
+
+impl QdiscParams for ScfqParams {
+    const SUMMARY: &'static str = "self-clocked fair queueing (O(log n))";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.weighting.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Scfq::new(self.limit, self.weighting.table()))
+    }
+}
 
 pub struct Scfq<P> {
     map: QueueMap,

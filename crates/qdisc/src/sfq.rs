@@ -29,7 +29,60 @@
 
 use std::collections::VecDeque;
 
-use crate::{Backlog, DropReason, FlowQueues, HashFamily, Packet, QueueDiscipline, Time, Verdicts};
+use crate::params::{checked_packets, packets_only, params, refuse, SpecError};
+use crate::spec::QdiscParams;
+use crate::{
+    Backlog, DropReason, FlowQueues, HashFamily, Limit, Packet, QueueDiscipline, Time, Verdicts,
+};
+
+params! {
+    /// The buffer SFQ's queues share and its admission rule, as ns-2 has them
+    /// (MQFQ shares them too).
+    #[derive(Copy, PartialEq)]
+    pub struct SharedBuffer {
+        /// The buffer, in packets: 40 (ns-2's `maxqueue_`; the report uses
+        /// 100).
+        pub limit: Limit [Buffer] = Limit::Packets(40),
+        /// The admission rule: ns-2's code (digest 001, ambiguity A3).
+        pub admission: SfqAdmission [Choice] = SfqAdmission::Ns2,
+    }
+}
+
+params! {
+    /// SFQ's parameters, with ns-2's defaults (`sfq.cc`).
+    #[derive(PartialEq)]
+    pub struct SfqParams {
+        #[flatten] pub buffer: SharedBuffer,
+        /// Queues: 16 (ns-2's `buckets_`; the report uses 16, and 32 in
+        /// section V-C).
+        pub buckets: usize [Number] = 16,
+        /// The flow hash: `improved` (the report replaced ns-2's, section
+        /// 2.1).
+        pub hash: SfqHash [Choice] = SfqHash::Improved,
+    }
+}
+
+impl QdiscParams for SfqParams {
+    const SUMMARY: &'static str = "stochastic fair queueing as ns-2 implements it";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        packets_only(self.buffer.limit, "ns-2 SFQ counts its buffer in packets")?;
+        if self.buckets == 0 {
+            return refuse("buckets", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Sfq::new(
+            checked_packets(self.buffer.limit),
+            self.buckets,
+            self.hash,
+            self.buffer.admission,
+            seed,
+        ))
+    }
+}
 
 /// Which hash maps a flow to its queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

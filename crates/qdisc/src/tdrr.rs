@@ -38,8 +38,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{ever_fits, DrrQueues, IndexedHeap, QueueMap};
+use crate::blocks::{ever_fits, DrrQueues, IndexedHeap, PerFlowQueues, QueueMap};
 use crate::drr::DropEnd;
+use crate::params::{params, positive_limit, weight, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// What feeds TDRR's throughput average.
@@ -51,6 +53,48 @@ pub enum RateEstimator {
     Departure,
     /// Arrival rate, updated on each arrival to the queue.
     Arrival,
+}
+
+params! {
+    /// TDRR's parameters (section 3.2; digest 000).
+    #[derive(PartialEq)]
+    pub struct TdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+        /// Which end of the victim queue a push-out takes: `front` (digest
+        /// 000, A-Q1 [REC]).
+        pub drop_from: DropEnd [Choice] = DropEnd::Front,
+        /// The weight of the throughput average: 1/32 (section 3.2, "the
+        /// exponential weight used in our simulations"; insensitive from
+        /// 0.5 to 1e-6).
+        pub weight: f64 [Number] = 1.0 / 32.0,
+        /// What feeds the average (digest 000, A-TD1 [REC]).
+        pub estimator: RateEstimator [Choice] = RateEstimator::Departure,
+    }
+}
+
+impl QdiscParams for TdrrParams {
+    const SUMMARY: &'static str = "DRR dropping from the queue with the highest throughput average";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()?;
+        weight("weight", self.weight)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Tdrr::new(
+            self.limit,
+            self.per_flow.quantum,
+            self.per_flow.map(seed),
+            self.drop_from,
+            self.weight,
+            self.estimator,
+        ))
+    }
 }
 
 pub struct Tdrr<P> {

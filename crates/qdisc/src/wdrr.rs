@@ -20,8 +20,40 @@
 //! O(1) per packet when every quantum is at least the largest packet; with
 //! smaller quanta a queue may take a few turns to send one packet.
 
-use crate::blocks::{DrrQueues, FlowWeights, QueueMap};
+use crate::blocks::{DrrQueues, FlowWeights, QueueMap, WeightParams};
+use crate::params::{nonzero, params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// WDRR's parameters (seed 000, chapter 7).
+    #[derive(PartialEq)]
+    pub struct WdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default (chapter 7:
+            /// "large enough that no packet is ever dropped").
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub weighting: WeightParams,
+        /// Bytes per round for each unit of weight: 1000, the largest packet
+        /// of chapter 7 (digest 000, A-FQ6 [REC]).
+        pub quantum: u32 [Bytes] = 1000,
+    }
+}
+
+impl QdiscParams for WdrrParams {
+    const SUMMARY: &'static str = "weighted deficit round robin";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        nonzero("quantum", self.quantum)?;
+        self.weighting.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Wdrr::new(self.limit, self.quantum, self.weighting.table()))
+    }
+}
 
 pub struct Wdrr<P> {
     q: DrrQueues<P>,
