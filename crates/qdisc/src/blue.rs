@@ -13,13 +13,8 @@
 //! every arrival is marked (ECN) or dropped with probability p_m
 //! ```
 //!
-//! Parameters: `limit`; `increment` d1 = 0.0025, `decrement` d2 = 0.00025,
-//! `freeze_time` 100 ms (the defaults of Feng's ns model, which the SFB
-//! paper's experiments and the ns-3 port use; the ToN paper's Table II
-//! also runs d1 = 0.02/d2 = 0.002 and freeze times of 10 ms);
-//! `threshold` L: off by default (the paper's loss-driven form; set it to
-//! use the "queue length exceeds L" trigger, in the unit of `limit`);
-//! `ecn`: mark ECN-capable packets instead of dropping them.
+//! Parameters, their defaults and sources: [`BlueParams`] (the ToN paper's
+//! Table II also runs d1 = 0.02/d2 = 0.002 and freeze times of 10 ms).
 //!
 //! Choices where the paper is silent: "link idle" is a dequeue that finds
 //! the queue empty or leaves it empty (the link has nothing more to send);

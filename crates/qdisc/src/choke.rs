@@ -21,10 +21,8 @@
 //! Matched drops are [`DropReason::Policy`] (the queued victim is a
 //! buffered drop); RED drops are [`DropReason::Early`].
 //!
-//! Parameters (see `docs/disciplines/choke.md`): the paper's simulations
-//! (section 4): `min_th` 100, `max_th` 200, buffer 300 packets, `w_q` 0.002,
-//! `max_p` 0.02. O(1) amortized per packet (the ring is compacted, O(n),
-//! only when holes fill it).
+//! Parameters, their defaults and sources: [`ChokeParams`]. O(1) amortized
+//! per packet (the ring is compacted, O(n), only when holes fill it).
 
 use crate::blocks::Ewma;
 use crate::params::{

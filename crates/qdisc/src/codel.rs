@@ -10,10 +10,8 @@
 //! after leaving resumes from the previous drop rate (section 5.6). The
 //! control loop is the shared [`CodelVars`] block.
 //!
-//! Parameters (see `docs/disciplines/codel.md`): target 5 ms (section 4.4),
-//! interval 100 ms (section 4.3), MTU 1500 B (MAXPACKET), limit 1000 packets
-//! (Linux `sch_codel` default; the RFC leaves the buffer to the device),
-//! ECN off (Linux default). O(1) amortized per packet.
+//! Parameters, their defaults and sources: [`CodelParams`]. O(1) amortized
+//! per packet.
 
 use crate::blocks::{CodelConfig, CodelVars, FlowHead, Stamped};
 use crate::params::{nonzero, params, positive_limit, SpecError, MS};

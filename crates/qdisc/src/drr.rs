@@ -10,14 +10,9 @@
 //! packet arrives to a full buffer, a packet is discarded from the longest
 //! queue, then the arrival is enqueued (even if it belongs to that queue).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer B, packets or bytes (the report sweeps B).
-//! - `quantum` = 1500 bytes: the MTU, digest 2.4 [REC]; with the 1500-byte
-//!   packets of every experiment DRR is packet-by-packet round robin.
-//! - `drop_from` = front: digest 2.5 [REC] and A-Q1 (QSDRR drops from the
-//!   front; the same end keeps victim choice the only difference between
-//!   DRR, TDRR and QSDRR). `tail` is the ablation.
-//! - queue map: one queue per flow (section 4.0), or `queues = N` buckets.
+//! Parameters, their defaults and sources: [`DrrParams`]. Dropping from the
+//! front as QSDRR does keeps the victim's choice the only difference between
+//! DRR, TDRR and QSDRR.
 //!
 //! Choices: lengths are in packets and compared before the arrival is added
 //! (A-Q3); ties between longest queues are broken at random with the
@@ -53,9 +48,9 @@ params! {
             pub limit: Limit [Buffer],
         }
         #[flatten] pub per_flow: PerFlowQueues,
-        /// Which end of the longest queue a push-out takes: `front` (digest
-        /// 000, 2.5 [REC] and A-Q1, the same end as QSDRR; `tail` is the
-        /// ablation).
+        /// Which end of the longest queue a push-out takes: `front`, the end
+        /// QSDRR takes (digest 000, 2.5 and A-Q1, recommended); `tail` is the
+        /// ablation.
         pub drop_from: DropEnd [Choice] = DropEnd::Front,
     }
 }

@@ -15,13 +15,7 @@
 //! 5. every period T: if the buffer overflowed during the period, W += 2;
 //!    if not and fewer than W queues are marked, W = marked + 1.
 //!
-//! Parameters (defaults and their sources, section 6.2):
-//! - `limit`: the shared buffer; `quantum` = 1500 bytes (digest 2.4 [REC]).
-//! - `alpha` = 0.1;
-//! - `period` T = 1 s;
-//! - `w_init` = 0.1: W starts at 10% of the number of queues (flows);
-//! - `w_max` = 0.5: W is limited to 50% of the number of queues.
-//! - `over_w` = accept: see A-DS1 below.
+//! Parameters, their defaults and sources: [`DsdrrParams`].
 //!
 //! Choices where the report is silent (the digest's [REC], all taken):
 //! - A-DS1: a packet over the threshold when W queues are already marked is
@@ -83,7 +77,7 @@ params! {
         /// W's cap, a fraction of the queues: 0.5 (section 6.2).
         pub w_max: f64 [Number] = 0.5,
         /// A packet over the threshold with W queues marked is accepted
-        /// (digest 000, A-DS1 [REC]) or dropped.
+        /// (digest 000, A-DS1, recommended) or dropped.
         pub over_w: OverW [Choice] = OverW::Accept,
     }
 }

@@ -11,10 +11,7 @@
 //! ever removed once queued, so no memory bandwidth is spent writing packets
 //! that are later dropped (the point of chapter 6).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer B.
-//! - `alpha` = 2: "we set alpha to 2 for evaluating this policy" (6.2).
-//! - `quantum` = 1500 bytes (digest 2.4 [REC]); the queue map.
+//! Parameters, their defaults and sources: [`DtdrrParams`].
 //!
 //! Choices: Q_i and F are counted in the unit of `limit`, packets or bytes
 //! (A-DT1 recommends packets, matching the packet-denominated buffers; with

@@ -15,10 +15,8 @@
 //! at most `drop_batch_size` packets (Linux `fq_codel_drop`); these are
 //! push-out drops of queued packets (the arrival may be among them).
 //!
-//! Parameters (see `docs/disciplines/fq_codel.md`): 1024 flows, quantum
-//! 1514 B, limit 10240 packets, memory limit 32 MiB, drop batch 64, target
-//! 5 ms, interval 100 ms, ECN on (Linux `fq_codel_init`; RFC 8290 section
-//! 5.1-5.2). Memory is counted as packet bytes (Linux counts `truesize`).
+//! Parameters, their defaults and sources: [`FqCodelParams`]. Memory is
+//! counted as packet bytes (Linux counts `truesize`).
 //! O(1) per packet, except the overflow drop: a scan of all `flows` queues,
 //! amortized over the up to 64 packets it drops (as Linux).
 

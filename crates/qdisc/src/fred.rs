@@ -25,9 +25,7 @@
 //! departure empties the queue. Per-flow state lives while the flow has
 //! packets queued.
 //!
-//! Parameters (see `docs/disciplines/fred.md`): `w_q` 0.002, `max_p` 0.02,
-//! `min_th` 5, `max_th` 15 (RED's), `minq` 2 (the paper's value for small
-//! buffers; 4 for large ones), buffer 60 packets (ours). O(1) per packet
+//! Parameters, their defaults and sources: [`FredParams`]. O(1) per packet
 //! (a hash map of active flows).
 
 use std::collections::{HashMap, VecDeque};

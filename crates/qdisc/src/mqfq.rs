@@ -31,11 +31,7 @@
 //!   `limit` and the admission rule count cells, and a packet is refused if
 //!   any of its cells would be.
 //!
-//! Parameters: `queues` k = 16 and `hashes` d = 2 (section V), `limit` in
-//! packets (ns-2 `maxqueue_`, default 40; the report used 100), `quantum`
-//! 1500 bytes (the report asks only that it exceed the largest packet; its
-//! ns-2 experiments are packet round robin with 1000-byte packets, which is
-//! `quantum = 1000`), `cell` 64 bytes (not in the report). No per-flow
+//! Parameters, their defaults and sources: [`MqfqParams`]. No per-flow
 //! state; O(d) per packet (O(1) for fixed d); `resequence` adds a scan of
 //! the output buffer (one round of packets) per departure.
 

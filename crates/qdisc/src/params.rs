@@ -1,6 +1,6 @@
 //! Parameters as scenario files give them, each declared once.
 //!
-//! A discipline declares its parameters with [`params!`]: for every field its
+//! A discipline declares its parameters with `params!`: for every field its
 //! doc (with the source of its default), its type, its [`Unit`] and its
 //! default, or none when the user must give it. From that one declaration come
 //! the struct, its serde form, its defaults (`Default`, or `new` taking the
@@ -100,7 +100,7 @@ impl Param {
     }
 }
 
-/// A parameter set declared with [`params!`].
+/// A parameter set declared with `params!`.
 pub trait Params: Sized {
     /// Take this set's parameters out of `table`, the defaults for those
     /// absent. Errors read `path: message`.
@@ -131,7 +131,7 @@ impl Table {
     }
 }
 
-/// Deserialize a parameter set: the serde form of every struct of [`params!`].
+/// Deserialize a parameter set: the serde form of every struct of `params!`.
 pub fn deserialize<'de, D: Deserializer<'de>, T: Params>(d: D) -> Result<T, D::Error> {
     let mut table =
         Table(Map::deserialize(d).map_err(|e| D::Error::custom(readable(&e.to_string())))?);
@@ -299,7 +299,7 @@ pub fn nonzero<T: PartialEq + Default>(field: &'static str, v: T) -> Result<(), 
     }
 }
 
-/// A probability, in [0, 1].
+/// A probability, from 0 to 1.
 pub fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
     if (0.0..=1.0).contains(&p) {
         Ok(())
@@ -308,7 +308,7 @@ pub fn probability(field: &'static str, p: f64) -> Result<(), SpecError> {
     }
 }
 
-/// An averaging weight, in (0, 1].
+/// An averaging weight, above 0 and at most 1.
 pub fn weight(field: &'static str, w: f64) -> Result<(), SpecError> {
     if w > 0.0 && w <= 1.0 {
         Ok(())
@@ -359,7 +359,7 @@ pub fn link_rate(link_rate_bps: Option<u64>) -> Result<(), SpecError> {
 /// a [`Unit`] and a default, and everything that follows from them (see the
 /// module's doc).
 ///
-/// ```ignore
+/// ```text
 /// params! {
 ///     /// CoDel's parameters.
 ///     pub struct CodelParams {

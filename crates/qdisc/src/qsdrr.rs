@@ -13,8 +13,7 @@
 //! TCP flows desynchronise and a buffer far below the bandwidth-delay
 //! product keeps the link busy.
 //!
-//! Parameters: `limit` (the shared buffer), `quantum` = 1500 bytes (digest
-//! 2.4 [REC]), the queue map (one queue per flow, or buckets).
+//! Parameters, their defaults and sources: [`QsdrrParams`].
 //!
 //! Choices (digest 000, section 2.7 and A-Q2, A-Q3):
 //! - "Shorter than all other non-empty queues" is strict: a tie keeps Q.

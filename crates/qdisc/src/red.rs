@@ -17,11 +17,9 @@
 //!   `p_b = max_p + (1 - max_p)(avg - max_th)/max_th`;
 //! - above: drop, `count = 0`.
 //!
-//! Parameters and defaults (see `docs/disciplines/red.md`): `min_th` 5 and
-//! `max_th` 15 packets, `w_q` 0.002, `max_p` 0.02 (FJ93 section 6's
-//! simulations); the queue measured in packets or bytes (section 4 allows
-//! either); byte mode scales `p_b` by size (figure 2's byte-mode line).
-//! O(1) per packet.
+//! Parameters, their defaults and sources: [`RedParams`]; the queue is
+//! measured in packets or bytes (section 4 allows either), and byte mode
+//! scales `p_b` by size (figure 2's byte-mode line). O(1) per packet.
 
 use std::collections::VecDeque;
 

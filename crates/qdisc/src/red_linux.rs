@@ -20,10 +20,9 @@
 //!   `qcount = 0` and draws a new `qR`.
 //! - Accepted packets are tail-dropped if `backlog + len > limit` (bytes).
 //!
-//! Parameters in `tc`'s terms: `limit`, `min`, `max` (bytes), `avpkt`,
-//! `burst`, `probability`, `bandwidth`, `ecn`. Defaults are seed 004's
-//! experiment (section 3.3): 20000/5000/15000 B, avpkt 1000, probability
-//! 0.01, and the digest's recommended `burst 8` (Wlog 3; A18). O(1).
+//! Parameters in `tc`'s terms (`limit`, `min`, `max`, `avpkt`, `burst`,
+//! `probability`, `bandwidth`, `ecn`), their defaults and sources:
+//! [`LinuxRedParams`]. O(1).
 //!
 //! Time: the kernel's psched clock is taken as microseconds.
 

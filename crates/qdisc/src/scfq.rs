@@ -10,8 +10,8 @@
 //! the system virtual time v(t) is the tag of the packet in service; the
 //! packet with the smallest tag is sent next.
 //!
-//! Parameters: `limit` (shared buffer; chapter 7 never fills it: an arrival
-//! that does not fit is refused), `weights` and `default_weight` = 1.
+//! Parameters, their defaults and sources: [`ScfqParams`]; an arrival that
+//! does not fit the buffer is refused (chapter 7 never fills it).
 //!
 //! Choices: "the packet in service" is the packet most recently dequeued
 //! (the discipline does not see the end of transmission), so v is its tag.

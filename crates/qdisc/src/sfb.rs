@@ -33,18 +33,10 @@
 //! Each queued packet remembers which set generations counted it, so a
 //! departure never decrements bins that did not count it.
 //!
-//! Parameters and their sources: `levels` 2 and `bins` 23 (seed 001, section
-//! V); `limit` 100 packets (seed 001); `bin_size` ceil(limit / bins)
-//! (digest 001's B/N, rounded up: the bin is full when it holds that many);
-//! `increment` 0.0025, `decrement` 0.00025, `freeze_time` 100 ms (Feng's ns
-//! Blue model, digest 001 section 2.5 [REC]); `rehash_interval` 0 = off (the
-//! LANL code the report used has no moving hash; Linux uses 600 s with
-//! `warmup_time` 60 s); `penalty_rate` 0 packets/s, i.e. every packet of a
-//! flow whose p_min is 1 is dropped (digest 001, A12; the SFB paper
-//! rate-limits such flows without giving a rate; Linux lets 10 packets/s
-//! through with `penalty_burst` 20, the token bucket used here when
-//! `penalty_rate` > 0); `ecn` off (the report drops).
-//! O(levels) per packet.
+//! Parameters, their defaults and sources: [`SfbParams`]. A flow whose p_min
+//! is 1 goes to a penalty box: a token bucket of `penalty_rate` and
+//! `penalty_burst` (Linux's), which by default lets nothing through (the SFB
+//! paper rate-limits such flows without giving a rate). O(levels) per packet.
 
 use std::collections::VecDeque;
 

@@ -42,16 +42,14 @@
 //! round robin over tokens in the exact variant, weight-proportional random
 //! choice in the randomized one.
 //!
-//! Parameters: `limit` B (hard tail drop, counted as overflow; the paper has
-//! none, digest item 7); `alpha` 1, `lambda1` 1/2, `lambda2` 1/4, `max_p`
-//! 0.02 (every simulation of the paper); `randomized` false; `ecn` false
-//! (the experiments drop; a marked packet is queued and takes its token);
-//! byte mode when `limit` is in bytes (a token is a byte; tokens are handed
-//! out `quantum` bytes at a time, default 1500, so that distribution is not
-//! O(bytes)); `default_weight` 1. Per-flow state is one bucket per active
-//! flow, found in a hash map keyed by flow: O(1) per packet for the
-//! randomized variant, O(N) per bucket creation and per token visit cycle
-//! for the exact one.
+//! Parameters, their defaults and sources: [`SfedParams`]. `limit` is also a
+//! hard tail drop, counted as overflow (the paper has none, digest item 7);
+//! a marked packet is queued and takes its token; byte mode when `limit` is
+//! in bytes (a token is a byte; tokens are handed out `quantum` bytes at a
+//! time, so that distribution is not O(bytes)). Per-flow state is one
+//! bucket per active flow, found in a hash map keyed by flow: O(1) per
+//! packet for the randomized variant, O(N) per bucket creation and per token
+//! visit cycle for the exact one.
 
 use std::collections::{HashMap, VecDeque};
 

@@ -19,9 +19,8 @@
 //! beyond its fair share `limit/buckets` only while the free space is at
 //! least its length plus two.
 //!
-//! Parameters (defaults from ns-2 `sfq.cc`): `limit` 40 packets
-//! (`maxqueue_`), `buckets` 16 (`buckets_`), `hash`: `improved` (the
-//! report replaced ns-2's hash, section 2.1; a seeded 64-bit mixer stands in
+//! Parameters, their defaults and sources: [`SfqParams`]. `hash`: `improved`
+//! (the report replaced ns-2's hash, section 2.1; a seeded 64-bit mixer stands in
 //! for its CRC-with-random-bits, which the digest accepts) or `ns2` (the
 //! original `(s + (s>>8) + ~(s>>4)) % (2^20 - 1)` over src+dst, which puts
 //! consecutive addresses into adjacent queues). No perturbation: ns-2 has

@@ -11,20 +11,14 @@
 //! queue's own time constant, which is why TDRR is the best policy for
 //! short-lived flows and multi-hop fairness in the report.
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer.
-//! - `quantum` = 1500 bytes (digest 2.4 [REC]).
-//! - `weight` = 1/32 = 0.03125: "the exponential weight used in our
-//!   simulations" (section 3.2). The report found it insensitive from 0.5
-//!   down to 1e-6.
-//! - `estimator` = departure: the report does not say what sample feeds the
-//!   average (A-TD1). The digest's primary choice, taken here: on every
-//!   departure from queue i, sample = bytes since the queue's previous
-//!   departure / time since it, in bytes per second;
-//!   `thr_i <- (1 - w) thr_i + w * sample`. `arrival` is the alternative:
-//!   the same on every arrival to queue i (under DRR, backlogged queues have
-//!   equal service rates, so arrivals separate aggressive flows more).
-//! - `drop_from` = front (digest 2.6, A-Q1).
+//! Parameters, their defaults and sources: [`TdrrParams`]. The report does
+//! not say what sample feeds the average (A-TD1); the digest's primary
+//! choice, `estimator = "departure"`, is the default: on every departure from
+//! queue i, sample = bytes since the queue's previous departure / time since
+//! it, in bytes per second; `thr_i <- (1 - w) thr_i + w * sample`. `arrival`
+//! is the alternative: the same on every arrival to queue i (under DRR,
+//! backlogged queues have equal service rates, so arrivals separate
+//! aggressive flows more).
 //!
 //! Choices: thr_i starts at 0 and keeps its value while the queue is idle
 //! (it is only compared among active queues). Several events of one queue at
@@ -65,13 +59,13 @@ params! {
         }
         #[flatten] pub per_flow: PerFlowQueues,
         /// Which end of the victim queue a push-out takes: `front` (digest
-        /// 000, A-Q1 [REC]).
+        /// 000, A-Q1, recommended).
         pub drop_from: DropEnd [Choice] = DropEnd::Front,
         /// The weight of the throughput average: 1/32 (section 3.2, "the
         /// exponential weight used in our simulations"; insensitive from
         /// 0.5 to 1e-6).
         pub weight: f64 [Number] = 1.0 / 32.0,
-        /// What feeds the average (digest 000, A-TD1 [REC]).
+        /// What feeds the average (digest 000, A-TD1, recommended).
         pub estimator: RateEstimator [Choice] = RateEstimator::Departure,
     }
 }

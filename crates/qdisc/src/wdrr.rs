@@ -10,12 +10,7 @@
 //! that no packet is ever dropped; if the shared buffer does fill, the
 //! arrival is refused (tail drop).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer (chapter 7: never full).
-//! - `quantum` = 1000 bytes per unit of weight: digest A-FQ6 [REC], the
-//!   maximum packet size of chapter 7.
-//! - `weights`: a list of (flow key, weight); `default_weight` = 1 for the
-//!   flows not listed (chapter 7: nine flows of weight 1, one of weight 10).
+//! Parameters, their defaults and sources: [`WdrrParams`].
 //!
 //! O(1) per packet when every quantum is at least the largest packet; with
 //! smaller quanta a queue may take a few turns to send one packet.
@@ -36,7 +31,7 @@ params! {
         }
         #[flatten] pub weighting: WeightParams,
         /// Bytes per round for each unit of weight: 1000, the largest packet
-        /// of chapter 7 (digest 000, A-FQ6 [REC]).
+        /// of chapter 7 (digest 000, A-FQ6, recommended).
         pub quantum: u32 [Bytes] = 1000,
     }
 }

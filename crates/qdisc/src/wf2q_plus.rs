@@ -13,9 +13,8 @@
 //! eligible flow with the smallest F_i sends. The system virtual time is
 //! V <- max(V + W, min_{backlogged} S_i), W the work done.
 //!
-//! Parameters: `limit` (shared buffer; an arrival that does not fit is
-//! refused: chapter 7 never fills the buffer), `weights`, `default_weight`
-//! = 1.
+//! Parameters, their defaults and sources: [`Wf2qPlusParams`]; an arrival
+//! that does not fit the buffer is refused (chapter 7 never fills it).
 //!
 //! Choices: the discipline does not know the link rate, so weights are
 //! normalised by the backlogged flows, as BSD dummynet's WF2Q+ does: after a

@@ -23,7 +23,7 @@ params! {
     /// `docs/disciplines/queue-mapping.md`), and DRR's quantum.
     #[derive(Copy, PartialEq)]
     pub struct PerFlowQueues {
-        /// DRR's quantum: 1500 bytes, the MTU (digest 000, 2.4 [REC]): with
+        /// DRR's quantum: 1500 bytes, the MTU (digest 000, 2.4, recommended): with
         /// the 1500-byte packets of every experiment DRR is packet round
         /// robin.
         pub quantum: u32 [Bytes] = 1500,
