@@ -11,7 +11,10 @@ from aqmlab import qdiscs
 from aqmlab.errors import UserError
 
 CATALOGUE = qdiscs.catalogue()
-UNITS = {"time", "bytes", "packets", "buffer", "rate", "number", "flag", "choice", "text", "numbers", "choices", "table", "tables"}
+UNITS = {
+    "time", "bytes", "packets", "buffer", "rate", "number", "flag", "choice", "text",
+    "numbers", "choices", "table", "tables",
+}
 
 
 def _model(kind: str, table: dict):
@@ -60,7 +63,11 @@ def test_defaults_round_trip_from_the_core_through_the_users_units(kind):
             written[p.key] = qdiscs.to_user(p, p.default)
     spec = _model(kind, written).to_spec("qdisc")
     assert spec.pop("kind") == kind
-    expected = {p.name: ({"packets": 30} if p.required else p.default) for p in params.values() if p.required or p.default is not None}
+    expected = {
+        p.name: {"packets": 30} if p.required else p.default
+        for p in params.values()
+        if p.required or p.default is not None
+    }
     assert spec == expected
     for p in params.values():
         if p.unit in ("time", "bytes", "packets", "buffer", "rate") and p.default:
@@ -68,7 +75,8 @@ def test_defaults_round_trip_from_the_core_through_the_users_units(kind):
 
 
 def test_a_table_of_its_own_converts_its_units():
-    spec = _model("qsdrr", {"limit": "100pkt", "queues": 4, "mapping": "bloom", "bloom": {"period": "1s", "delta": "100ms"}}).to_spec("q")
+    table = {"limit": "100pkt", "queues": 4, "mapping": "bloom", "bloom": {"period": "1s", "delta": "100ms"}}
+    spec = _model("qsdrr", table).to_spec("q")
     assert spec["bloom"] == {"period": 10**9, "delta": 10**8}
     assert spec["limit"] == {"packets": 100}
 
@@ -127,8 +135,10 @@ def test_user_units_are_written_exactly():
     time = qdiscs.Param("t", "time", "", False, None)
     size = qdiscs.Param("s", "bytes", "", False, None)
     rate = qdiscs.Param("link_rate_bps", "rate", "", False, None)
-    assert [qdiscs.to_user(time, v) for v in (5_000_000, 1_500_000_000, 1_001, 0)] == ["5ms", "1500ms", "1001ns", "0ns"]
-    assert [qdiscs.to_user(size, v) for v in (1500, 20_000, 32 << 20, 16384)] == ["1500B", "20kB", "32MiB", "16KiB"]
+    times = [qdiscs.to_user(time, v) for v in (5_000_000, 1_500_000_000, 1_001, 0)]
+    assert times == ["5ms", "1500ms", "1001ns", "0ns"]
+    sizes = [qdiscs.to_user(size, v) for v in (1500, 20_000, 32 << 20, 16384)]
+    assert sizes == ["1500B", "20kB", "32MiB", "16KiB"]
     assert qdiscs.to_user(rate, 10_000_000) == "10Mbps"
     assert rate.key == "link_rate"
 

@@ -169,10 +169,14 @@ def to_user(p: Param, value: Any) -> Any:
     if p.unit == "rate":
         return _scaled(value, (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)), "bps")
     if p.unit == "table":
-        return {p2.key: to_user(p2, value[name]) for name, p2 in p.parameters.items()}
+        return _table_to_user(p.parameters, value)
     if p.unit == "tables":
-        return [{p2.key: to_user(p2, item[name]) for name, p2 in p.parameters.items()} for item in value]
+        return [_table_to_user(p.parameters, item) for item in value]
     return value
+
+
+def _table_to_user(params: dict[str, Param], table: dict[str, Any]) -> dict[str, Any]:
+    return {p.key: to_user(p, table[name]) for name, p in params.items() if table[name] is not None}
 
 
 def _scaled(n: int, units: tuple[tuple[str, int], ...], base: str) -> str:
