@@ -206,16 +206,17 @@ class Discipline(Model):
     def to_spec(self, field: str) -> dict[str, Any]:
         kind: str = self.kind  # type: ignore[attr-defined]
         spec = {"kind": kind, **to_core(catalogue()[kind].parameters, dict(self.model_extra or {}), field)}
-        _validate_in_core(spec, field)
+        in_core(spec, field)
         return spec
 
 
-def _validate_in_core(spec: dict[str, Any], field: str) -> None:
-    """Have the core read and check the spec; its mistakes name their field."""
+def in_core(spec: dict[str, Any], field: str) -> dict[str, Any]:
+    """Have the core read and check the spec; return it as the core reads it, every
+    default filled in. The core's mistakes name their field."""
     from .run import _core
 
     try:
-        _core().validate_qdisc(json.dumps(spec))
+        return json.loads(_core().validate_qdisc(json.dumps(spec)))
     except ValueError as e:
         path, message = e.args
         raise UserError(message, f"{field}.{path}" if path else field) from None

@@ -272,14 +272,16 @@ fn run<'py>(
 }
 
 /// Check one queue discipline's spec (JSON of `QdiscSpec`): its kind, its
-/// fields and their values. Raises `ValueError(field, message)`, `field`
-/// the path of the parameter within the discipline's table (`"bloom.period"`,
-/// `""` when the mistake names none).
+/// fields and their values; return it as the core reads it, every default
+/// filled in. Raises `ValueError(field, message)`, `field` the path of the
+/// parameter within the discipline's table (`"bloom.period"`, `""` when the
+/// mistake names none).
 #[pyfunction]
-fn validate_qdisc(spec_json: &str) -> PyResult<()> {
-    QdiscSpec::from_json(spec_json)
-        .and_then(|spec| spec.validate())
-        .map_err(|e| PyValueError::new_err((e.field, e.message)))
+fn validate_qdisc(spec_json: &str) -> PyResult<String> {
+    let spec = QdiscSpec::from_json(spec_json)
+        .and_then(|spec| spec.validate().map(|()| spec))
+        .map_err(|e| PyValueError::new_err((e.field, e.message)))?;
+    Ok(serde_json::to_string(&spec).expect("a spec is JSON"))
 }
 
 /// Every queue discipline, as JSON: a list of `{kind, summary, parameters}`,
