@@ -78,25 +78,6 @@ macro_rules! kinds {
         pub const KINDS: [&str; [$($kind),*].len()] = [$($kind),*];
 
         impl QdiscSpec {
-            /// Read a spec from its JSON; a mistake names its field, in
-            /// words a user reads.
-            pub fn from_json(text: &str) -> Result<Self, SpecError> {
-                serde_json::from_str(text).map_err(|e| {
-                    let text = e.to_string();
-                    let text = text.split(" at line ").next().unwrap_or(&text);
-                    match split_path(text) {
-                        ("", "missing field `kind`") => SpecError::new(
-                            "kind",
-                            format!("required (one of {})", KINDS.join(", ")),
-                        ),
-                        ("", message) if message.starts_with("unknown variant") => {
-                            SpecError::new("kind", readable(message))
-                        }
-                        (path, message) => SpecError::new(path, readable(message)),
-                    }
-                })
-            }
-
             /// The discipline's `kind` as scenario files spell it.
             pub fn kind(&self) -> &'static str {
                 match self {
@@ -142,6 +123,26 @@ macro_rules! kinds {
             )*]
         }
     };
+}
+
+impl QdiscSpec {
+    /// Read a spec from its JSON; a mistake names its field, in
+    /// words a user reads.
+    pub fn from_json(text: &str) -> Result<Self, SpecError> {
+        serde_json::from_str(text).map_err(|e| {
+            let text = e.to_string();
+            let text = text.split(" at line ").next().unwrap_or(&text);
+            match split_path(text) {
+                ("", "missing field `kind`") => {
+                    SpecError::new("kind", format!("required (one of {})", KINDS.join(", ")))
+                }
+                ("", message) if message.starts_with("unknown variant") => {
+                    SpecError::new("kind", readable(message))
+                }
+                (path, message) => SpecError::new(path, readable(message)),
+            }
+        })
+    }
 }
 
 kinds! {
