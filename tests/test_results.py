@@ -124,8 +124,11 @@ def fake_run(scenario_json, columns, progress=None):
 
 @pytest.fixture
 def fake_core(monkeypatch):
+    real = sys.modules["aqmlab.run"]._core()
     core = types.ModuleType("aqmlab._core")
     core.run = fake_run
+    # the disciplines are the real core's
+    core.qdisc_catalogue, core.validate_qdisc = real.qdisc_catalogue, real.validate_qdisc
     monkeypatch.setitem(sys.modules, "aqmlab._core", core)
     monkeypatch.setattr(aqmlab, "_core", core, raising=False)
     return core

@@ -117,6 +117,8 @@ def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
     real = run_module._core()
 
     class Core:  # the simulator, refusing every run with seed 2
+        validate_qdisc = staticmethod(real.validate_qdisc)
+
         @staticmethod
         def run(text, columns, callback):
             if json.loads(text)["seed"] == 2:
@@ -201,6 +203,8 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
     real = run_module._core()
 
     class Core:
+        validate_qdisc = staticmethod(real.validate_qdisc)
+
         @staticmethod
         def run(text, columns, callback):
             if json.loads(text)["seed"] == 1:

@@ -4,158 +4,237 @@ Every link has a ``qdisc`` table chosen by its ``kind``::
 
     qdisc = { kind = "droptail", limit = "100pkt" }
 
-To add a discipline: write one model below (a ``kind`` literal, its parameters with
-their defaults and units, and ``to_spec`` returning the matching variant of Rust's
-``QdiscSpec`` in ``crates/qdisc/src/spec.rs``), then append it to ``QDISC_MODELS``.
-The scenario schema, its error messages and the user guide's list of kinds all read
-that list.
+The disciplines, their parameters and each parameter's unit and default live in
+one place, the core: each discipline declares its parameters in its own file of
+``crates/qdisc/src/``, and the core's catalogue (``_core.qdisc_catalogue()``) hands
+them to this module. Here the user's units are converted to the core's integers by
+that catalogue (``target = "5ms"`` -> 5000000 ns), and the core checks the result,
+so every mistake is named by its field. A discipline added to the core is known
+here without a line changed.
 """
 
+from __future__ import annotations
+
+import functools
 import json
-import re
+import math
+from dataclasses import dataclass, field as dataclass_field
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 
 from .errors import UserError
-
-from .schema import Buffer, Model, tagged_union
+from .schema import Model, tagged_union
 from .units import parse_buffer, parse_bytes, parse_packets, parse_rate, parse_time
 
+#: How each unit that a value carries is read (the others are plain values).
+_PARSERS = {
+    "time": parse_time,
+    "bytes": parse_bytes,
+    "packets": parse_packets,
+    "buffer": parse_buffer,
+    "rate": parse_rate,
+}
 
-class DropTail(Model):
-    """First in, first out; an arrival that does not fit is dropped (Linux ``pfifo`` /
-    ``bfifo``, ns-2 ``DropTail``)."""
+#: What a bare number lacks, by unit: its name and an example when the parameter
+#: has no default to show.
+_UNITS = {
+    "time": ("a time", "20ms"),
+    "bytes": ("a size", "1500B"),
+    "packets": ("a packet count", "100pkt"),
+    "buffer": ("a buffer", "100pkt"),
+    "rate": ("a rate", "10Mbps"),
+}
 
-    summary: ClassVar[str] = "FIFO; drops arrivals that do not fit"
 
-    kind: Literal["droptail"]
-    limit: Buffer = Field(
-        description='Buffer size, in packets ("100pkt") or bytes ("150kB"). Required.'
-    )
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a discipline, as the core describes it."""
 
-    def to_spec(self, field: str) -> dict[str, Any]:
-        return {"kind": "droptail", "limit": parse_buffer(self.limit, f"{field}.limit")}
+    name: str  #: the core's name
+    unit: str  #: "time", "bytes", "packets", "buffer", "rate", "number", "flag", ...
+    doc: str
+    required: bool
+    default: Any  #: the core's value (nanoseconds, bytes, ...); None when required or unset
+    parameters: dict[str, Param] = dataclass_field(default_factory=dict)  #: a table's own
 
+    @property
+    def key(self) -> str:
+        """The name a scenario writes: a rate without the core's ``_bps``."""
+        if self.unit == "rate" and self.name.endswith("_bps"):
+            return self.name[: -len("_bps")]
+        return self.name
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One discipline: what it is, and its parameters."""
+
+    kind: str
+    summary: str
+    parameters: dict[str, Param]
+
+
+def _params(raw: list[dict[str, Any]]) -> dict[str, Param]:
+    return {
+        p["name"]: Param(
+            p["name"], p["unit"], p["doc"], p["required"], p["default"], _params(p.get("parameters", []))
+        )
+        for p in raw
+    }
+
+
+@functools.cache
+def catalogue() -> dict[str, Kind]:
+    """Every discipline the core has, in its order, by kind."""
+    from .run import _core
+
+    return {
+        k["kind"]: Kind(k["kind"], k["summary"], _params(k["parameters"]))
+        for k in json.loads(_core().qdisc_catalogue())
+    }
+
+
+#: Every kind with a one-line summary (the user guide and the "unknown discipline"
+#: message list them). Pages: docs/disciplines/<kind>.md.
+KINDS: dict[str, str] = {k.kind: k.summary for k in catalogue().values()}
+
+
+# ---------------------------------------------------------------------------
+# units
+
+
+def to_core(params: dict[str, Param], table: dict[str, Any], where: str) -> dict[str, Any]:
+    """A table of parameters as the user wrote them, in the core's names and units.
+    Names the core does not know are passed on for the core to refuse by name."""
+    by_key = {p.key: p for p in params.values()}
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        at = f"{where}.{key}"
+        p = by_key.get(key)
+        if p is None:
+            if key in params:  # the core's own name of a parameter written otherwise
+                p = params[key]
+                raise UserError(f'write `{p.key}` with its unit, e.g. "{_example(p)}"', at)
+            out[key] = value
+            continue
+        out[p.name] = _value(p, value, at)
+    return out
+
+
+def _value(p: Param, value: Any, at: str) -> Any:
+    parse = _PARSERS.get(p.unit)
+    if parse is not None:
+        if _is_number(value) and value != 0:
+            what, _ = _UNITS[p.unit]
+            raise UserError(f'write {what} with its unit, e.g. "{_example(p)}" (got {value!r})', at)
+        return parse(value, at)
+    if p.unit == "table" and isinstance(value, dict):
+        return to_core(p.parameters, value, at)
+    if p.unit == "tables" and isinstance(value, list):
+        return [
+            to_core(p.parameters, item, f"{at}[{i}]") if isinstance(item, dict) else item
+            for i, item in enumerate(value)
+        ]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"must be a finite number, got {value}", at)
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _example(p: Param) -> str:
+    """The parameter's default as the user writes it, else a typical value."""
+    if p.default is not None and p.default != 0:
+        return to_user(p, p.default)
+    return _UNITS[p.unit][1]
+
+
+def to_user(p: Param, value: Any) -> Any:
+    """A core value of ``p`` as a scenario writes it (``5000000`` ns -> ``"5ms"``),
+    exactly, so that reading it back gives ``value``."""
+    if value is None:
+        return None
+    if p.unit == "time":
+        return _scaled(value, (("s", 10**9), ("ms", 10**6), ("us", 10**3)), "ns")
+    if p.unit == "bytes":
+        return _bytes(value)
+    if p.unit == "packets":
+        return f"{value}pkt"
+    if p.unit == "buffer":
+        ((unit, n),) = value.items()
+        return f"{n}pkt" if unit == "packets" else _bytes(n)
+    if p.unit == "rate":
+        return _scaled(value, (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)), "bps")
+    if p.unit == "table":
+        return _table_to_user(p.parameters, value)
+    if p.unit == "tables":
+        return [_table_to_user(p.parameters, item) for item in value]
+    return value
+
+
+def _table_to_user(params: dict[str, Param], table: dict[str, Any]) -> dict[str, Any]:
+    return {p.key: to_user(p, table[name]) for name, p in params.items() if table[name] is not None}
+
+
+def _scaled(n: int, units: tuple[tuple[str, int], ...], base: str) -> str:
+    for unit, mult in units:
+        if n and n % mult == 0:
+            return f"{n // mult}{unit}"
+    return f"{n}{base}"
+
+
+def _bytes(n: int) -> str:
+    return _scaled(n, (("MB", 10**6), ("kB", 10**3), ("MiB", 2**20), ("KiB", 2**10)), "B")
+
+
+# ---------------------------------------------------------------------------
+# the scenario's tables
 
 
 class Discipline(Model):
-    """Any discipline of the catalogue other than DropTail. Its parameters are
-    those of its page in ``docs/disciplines/``; their defaults and their checks
-    live once, in the Rust core (``crates/qdisc/src/spec.rs``): here units are
-    converted, and the core is asked to parse and validate the result, so every
-    mistake is named by field."""
+    """A discipline of the catalogue with its parameters, as the user wrote them.
+    Their defaults and checks live in the core: here units are converted and the
+    core is asked to read and check the result."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, validate_default=False)
 
     summary: ClassVar[str] = ""
 
     def to_spec(self, field: str) -> dict[str, Any]:
-        raw = {k: v for k, v in (self.model_extra or {}).items()}
-        spec: dict[str, Any] = {"kind": self.kind}  # type: ignore[attr-defined]
-        for name, value in raw.items():
-            key, converted = _convert(self.kind, name, value, f"{field}.{name}")  # type: ignore[attr-defined]
-            spec[key] = converted
-        _validate_in_core(spec, field)
+        kind: str = self.kind  # type: ignore[attr-defined]
+        spec = {"kind": kind, **to_core(catalogue()[kind].parameters, dict(self.model_extra or {}), field)}
+        in_core(spec, field)
         return spec
 
 
-#: Every kind besides DropTail, with a one-line summary (the user guide and the
-#: "unknown discipline" message list them). Pages: docs/disciplines/<kind>.md.
-KINDS: dict[str, str] = {
-    # Seed 000 (Kantawala and Turner): per-flow queues served by DRR
-    "drr": "per-flow queues, deficit round robin, longest-queue drop",
-    "tdrr": "DRR dropping from the queue with the highest throughput average",
-    "qsdrr": "DRR with queue-state discard: front drops from a sticky chosen queue",
-    "dtdrr": "DRR with dynamic per-queue thresholds alpha*B/(1+alpha*n)",
-    "dsdrr": "DRR with discard bits and a periodically updated W",
-    "wdrr": "weighted deficit round robin",
-    "scfq": "self-clocked fair queueing (O(log n))",
-    "wf2q_plus": "WF2Q+ (O(log n))",
-    # Seed 001 (MQFQ report) and Blue
-    "sfq": "stochastic fair queueing as ns-2 implements it",
-    "mqfq": "multiple-queue fair queueing: d hashes, rounds-before-service choice",
-    "blue": "Blue: drop probability driven by loss and idle events",
-    "sfb": "stochastic fair Blue: Blue per bin, levels x bins",
-    # Seed 002
-    "sfed": "selective fair early detection: token buckets per flow (exact or randomized)",
-    # Classic and modern AQMs
-    "red": "random early detection (Floyd-Jacobson 1993), gentle, byte mode, ECN",
-    "ared": "adaptive RED (Floyd, Gummadi, Shenker 2001)",
-    "fred": "flow RED (Lin and Morris 1997)",
-    "choke": "CHOKe: drop a matching pair, as Linux sch_choke",
-    "codel": "CoDel (RFC 8289)",
-    "fq_codel": "FQ-CoDel (RFC 8290), as Linux sch_fq_codel",
-    "pie": "PIE (RFC 8033)",
-    # Seed 004
-    "red_linux": "RED as Linux 2.4 implements it (fixed point, byte averages)",
-    "cbt": "class-based thresholds over Linux RED",
-    "dcbt": "dynamic CBT: per-class active-flow counting",
-    "chips": "ChIPS: DCBT with cut-in for multimedia, kept in order",
-}
+def in_core(spec: dict[str, Any], field: str) -> dict[str, Any]:
+    """Have the core read and check the spec; return it as the core reads it, every
+    default filled in. The core's mistakes name their field."""
+    from .run import _core
 
-#: Parameters whose values carry units, by name. A kind may mean something else
-#: by the same name (below).
-_TIME = {
-    "freeze_time", "rehash_interval", "warmup_time", "flow_timeout", "gc_interval", "interval",
-    "max_burst", "t_update", "target", "target_delay", "period", "delta",
-}
-_BYTES = {"quantum", "mtu", "memory_limit", "mean_packet_size", "max_packet_size", "avpkt", "cell", "dq_threshold"}
-#: ``limit`` is a count of packets for these, bytes (as tc's) for the Linux RED family,
-#: and a buffer (packets or bytes) for every other kind.
-_LIMIT_PACKETS = {"fred", "choke", "fq_codel"}
-_BYTES_RED = {"red_linux", "cbt", "dcbt", "chips"}
-
-
-def _convert(kind: str, name: str, value: Any, field: str) -> tuple[str, Any]:
-    if name == "link_rate":
-        return "link_rate_bps", parse_rate(value, field)
-    if name == "limit":
-        if kind in _LIMIT_PACKETS:
-            return name, parse_packets(value, field)
-        if kind in _BYTES_RED:
-            return name, parse_bytes(value, field)
-        return name, parse_buffer(value, field)
-    if name in ("min_th", "max_th") and kind in _BYTES_RED:
-        return name, parse_bytes(value, field)
-    if name in _TIME and isinstance(value, str):
-        return name, parse_time(value, field)
-    if name in _BYTES and isinstance(value, str):
-        return name, parse_bytes(value, field)
-    if isinstance(value, dict):
-        return name, {k: _convert(kind, k, v, f"{field}.{k}")[1] for k, v in value.items()}
-    return name, value
-
-
-def _validate_in_core(spec: dict[str, Any], field: str) -> None:
-    """Have the core parse and check the spec, when it is built (validation
-    without it checks units only)."""
     try:
-        from . import _core  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    try:
-        _core.validate_qdisc(json.dumps(spec))
+        return json.loads(_core().validate_qdisc(json.dumps(spec)))
     except ValueError as e:
-        message = str(e)
-        named = re.match(r"unknown field `(\w+)`", message)
-        if named:
-            raise UserError(message.split(" at line")[0], f"{field}.{named.group(1)}") from None
-        sub, sep, rest = message.partition(": ")
-        if sep and re.fullmatch(r"\w+", sub):
-            raise UserError(rest, f"{field}.{sub}") from None
-        raise UserError(message.split(" at line")[0], field) from None
+        path, message = e.args
+        raise UserError(message, f"{field}.{path}" if path else field) from None
 
 
-def _model(kind: str, summary: str) -> type[Model]:
+def _model(kind: Kind) -> type[Model]:
     return type(
-        f"Qdisc_{kind}",
+        f"Qdisc_{kind.kind}",
         (Discipline,),
-        {"__annotations__": {"kind": Literal[kind]}, "summary": summary, "__doc__": summary},  # type: ignore[valid-type]
+        {
+            "__annotations__": {"kind": Literal[kind.kind]},  # type: ignore[valid-type]
+            "summary": kind.summary,
+            "__doc__": kind.summary,
+        },
     )
 
 
-QDISC_MODELS: list[type[Model]] = [DropTail] + [_model(k, s) for k, s in KINDS.items()]
+QDISC_MODELS: list[type[Model]] = [_model(k) for k in catalogue().values()]
 
 
 Qdisc = tagged_union("kind", QDISC_MODELS, "queue discipline")
@@ -166,4 +245,4 @@ LARGE_QDISC: dict[str, Any] = {"kind": "droptail", "limit": "100000pkt"}
 
 
 def large_qdisc() -> Model:
-    return DropTail.model_validate(LARGE_QDISC)
+    return QDISC_MODELS[list(catalogue()).index("droptail")].model_validate(LARGE_QDISC)

@@ -1,11 +1,12 @@
 """Resolution: a validated :class:`~aqmlab.scenario.Scenario` -> the contract value.
 
 The output is the model of ``crates/sim/src/scenario.rs`` (``Scenario``) with
-``crates/qdisc/src/spec.rs`` (``QdiscSpec``): integers in nanoseconds, bits per
-second and bytes; nodes and links referenced by index; one TCP profile per distinct
-set of TCP parameters. Links and flows are column-wise: a numpy array per field
-(routes as offsets into a flat array of links), each distinct discipline and each
-flow entry's shared parameters (its group) listed once (see :mod:`aqmlab.contract`).
+``crates/qdisc/src/spec.rs`` (``QdiscSpec``, each discipline's parameters in its
+own file beside it): integers in nanoseconds, bits per second and bytes; nodes and
+links referenced by index; one TCP profile per distinct set of TCP parameters.
+Links and flows are column-wise: a numpy array per field (routes as offsets into a
+flat array of links), each distinct discipline and each flow entry's shared
+parameters (its group) listed once (see :mod:`aqmlab.contract`).
 
 Random values drawn here (per-sender delays and rates, flow start times) come from
 streams seeded by (scenario seed, a key naming their purpose): the topology's keys

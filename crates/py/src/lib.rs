@@ -12,6 +12,7 @@ mod alloc;
 #[global_allocator]
 static ALLOCATOR: alloc::HugePages = alloc::HugePages;
 
+use aqmlab_qdisc::QdiscSpec;
 use aqmlab_sim::scenario::ColumnMut;
 use aqmlab_sim::{Column, Names, Results, RunError, Scalar, Scenario, ScenarioError, Table};
 use pyo3::buffer::{Element, PyBuffer};
@@ -274,13 +275,24 @@ fn run<'py>(
 }
 
 /// Check one queue discipline's spec (JSON of `QdiscSpec`): its kind, its
-/// fields and their values. Raises `ValueError("field: message")`.
+/// fields and their values; return it as the core reads it, every default
+/// filled in. Raises `ValueError(field, message)`, `field` the path of the
+/// parameter within the discipline's table (`"bloom.period"`, `""` when the
+/// mistake names none).
 #[pyfunction]
-fn validate_qdisc(spec_json: &str) -> PyResult<()> {
-    let spec: aqmlab_sim::scenario::QdiscSpec =
-        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    spec.validate()
-        .map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))
+fn validate_qdisc(spec_json: &str) -> PyResult<String> {
+    let spec = QdiscSpec::from_json(spec_json)
+        .and_then(|spec| spec.validate().map(|()| spec))
+        .map_err(|e| PyValueError::new_err((e.field, e.message)))?;
+    Ok(serde_json::to_string(&spec).expect("a spec is JSON"))
+}
+
+/// Every queue discipline, as JSON: a list of `{kind, summary, parameters}`,
+/// each parameter with its name, unit, doc, default (the core's value) and
+/// whether it is required; a table's own parameters under `parameters`.
+#[pyfunction]
+fn qdisc_catalogue() -> String {
+    serde_json::to_string(&aqmlab_qdisc::catalogue()).expect("the catalogue is JSON")
 }
 
 /// The version of the simulator core.
@@ -303,5 +315,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(validate_qdisc, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_catalogue, m)?)?;
     Ok(())
 }

@@ -21,50 +21,88 @@
 //! as ns-2's `REDQueue::enque` does (`now > lastset + interval`).
 //! O(1) per packet.
 
+use crate::params::{
+    link_rate, nonzero, params, positive_limit, probability, refuse, thresholds, weight, SpecError,
+    DEFAULT_LINK_RATE_BPS, MS,
+};
 use crate::red::{Red, RedMode, RedParams};
+use crate::spec::QdiscParams;
 use crate::{Backlog, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct AredParams {
-    pub limit: Limit,
-    /// `None`: `max(5, target_delay C / 2)` packets.
-    pub min_th: Option<f64>,
-    /// `None`: `3 min_th`.
-    pub max_th: Option<f64>,
-    /// `None`: `1 - exp(-1/C)`.
-    pub w_q: Option<f64>,
-    /// Initial `max_p` (ns-2: `1/linterm` = 0.1).
-    pub max_p: f64,
-    pub target_delay: Time,
-    pub interval: Time,
-    pub beta: f64,
-    pub ecn: bool,
-    pub mean_packet_size: u32,
-    pub link_rate_bps: u64,
+params! {
+    /// Adaptive RED's parameters: those left unset are set from the link
+    /// (section 5).
+    #[derive(PartialEq)]
+    pub struct AredParams {
+        /// The buffer: 100 packets (ours).
+        pub limit: Limit [Buffer] = Limit::Packets(100),
+        /// Lower threshold, packets; unset: `max(5, target_delay C / 2)`
+        /// (section 5).
+        pub min_th: Option<f64> [Number] = None,
+        /// Upper threshold, packets; unset: `3 min_th` (section 5).
+        pub max_th: Option<f64> [Number] = None,
+        /// Weight of the average; unset: `1 - exp(-1/C)`, a time constant of
+        /// one second (section 5).
+        pub w_q: Option<f64> [Number] = None,
+        /// The initial `max_p`: 0.1 (ns-2's `linterm_ 10`).
+        pub max_p: f64 [Number] = 0.1,
+        /// The queueing delay the thresholds aim at: 5 ms (section 5).
+        pub target_delay: Time [Time] = 5 * MS,
+        /// How often `max_p` adapts: 0.5 s (section 4).
+        pub interval: Time [Time] = 500 * MS,
+        /// The decrease factor of `max_p`: 0.9 (section 4).
+        pub beta: f64 [Number] = 0.9,
+        /// Mark ECN-capable packets instead of dropping them in the random
+        /// region.
+        pub ecn: bool [Flag] = false,
+        /// The packet size of `C`, the link rate in packets: 1000 bytes.
+        pub mean_packet_size: u32 [Bytes] = 1000,
+        /// The rate of the link the queue feeds: the simulator fills in the
+        /// link's (10 Mb/s if unknown).
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for AredParams {
-    fn default() -> Self {
-        Self {
-            limit: Limit::Packets(100),
-            min_th: None,
-            max_th: None,
-            w_q: None,
-            max_p: 0.1,
-            target_delay: 5_000_000,
-            interval: 500_000_000,
-            beta: 0.9,
-            ecn: false,
-            mean_packet_size: 1000,
-            link_rate_bps: 10_000_000,
+impl QdiscParams for AredParams {
+    const SUMMARY: &'static str = "adaptive RED (Floyd, Gummadi, Shenker 2001)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        nonzero("mean_packet_size", self.mean_packet_size)?;
+        link_rate(self.link_rate_bps)?;
+        if let Some(w) = self.w_q {
+            weight("w_q", w)?;
         }
+        probability("max_p", self.max_p)?;
+        nonzero("target_delay", self.target_delay)?;
+        nonzero("interval", self.interval)?;
+        if !(self.beta > 0.0 && self.beta < 1.0) {
+            return refuse("beta", format!("{} must be in (0, 1)", self.beta));
+        }
+        if self.min_th.is_some() || self.max_th.is_some() {
+            let resolved = self.resolve();
+            thresholds(resolved.min_th, resolved.max_th)?;
+        }
+        Ok(())
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Ared::new(self.clone(), seed))
     }
 }
 
 impl AredParams {
+    fn link_rate(&self) -> u64 {
+        self.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS)
+    }
+
     /// Link rate in packets of `mean_packet_size` per second.
     pub fn packets_per_second(&self) -> f64 {
-        self.link_rate_bps as f64 / (8.0 * self.mean_packet_size as f64)
+        self.link_rate() as f64 / (8.0 * self.mean_packet_size as f64)
     }
 
     /// The RED parameters after section 5's automatic settings.
@@ -86,7 +124,7 @@ impl AredParams {
             ecn: self.ecn,
             mean_packet_size: self.mean_packet_size,
             max_packet_size: self.mean_packet_size,
-            link_rate_bps: self.link_rate_bps,
+            link_rate_bps: Some(self.link_rate()),
         }
     }
 }
@@ -173,7 +211,7 @@ mod tests {
         assert!(r.gentle);
         // 100 Mb/s: C = 12500, min_th = 31.25, max_th = 93.75.
         let r = AredParams {
-            link_rate_bps: 100_000_000,
+            link_rate_bps: Some(100_000_000),
             ..Default::default()
         }
         .resolve();

@@ -13,13 +13,8 @@
 //! every arrival is marked (ECN) or dropped with probability p_m
 //! ```
 //!
-//! Parameters: `limit`; `increment` d1 = 0.0025, `decrement` d2 = 0.00025,
-//! `freeze_time` 100 ms (the defaults of Feng's ns model, which the SFB
-//! paper's experiments and the ns-3 port use; the ToN paper's Table II
-//! also runs d1 = 0.02/d2 = 0.002 and freeze times of 10 ms);
-//! `threshold` L: off by default (the paper's loss-driven form; set it to
-//! use the "queue length exceeds L" trigger, in the unit of `limit`);
-//! `ecn`: mark ECN-capable packets instead of dropping them.
+//! Parameters, their defaults and sources: [`BlueParams`] (the ToN paper's
+//! Table II also runs d1 = 0.02/d2 = 0.002 and freeze times of 10 ms).
 //!
 //! Choices where the paper is silent: "link idle" is a dequeue that finds
 //! the queue empty or leaves it empty (the link has nothing more to send);
@@ -29,8 +24,72 @@
 
 use std::collections::VecDeque;
 
+use crate::params::{params, positive_limit, probability, SpecError, MS};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// How Blue moves its probability, shared with SFB's bins: the defaults
+    /// of Feng's ns Blue model, which the SFB paper's experiments and the
+    /// ns-3 port use (digest 001, A12).
+    #[derive(Copy, PartialEq)]
+    pub struct BlueSteps {
+        /// d1, the rise on loss: 0.0025.
+        pub increment: f64 [Number] = 0.0025,
+        /// d2, the fall on idleness: 0.00025.
+        pub decrement: f64 [Number] = 0.00025,
+        /// How long an update holds the next: 100 ms.
+        pub freeze_time: Time [Time] = 100 * MS,
+    }
+}
+
+impl BlueSteps {
+    /// Refuse steps that are not probabilities.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        probability("increment", self.increment)?;
+        probability("decrement", self.decrement)
+    }
+}
+
+params! {
+    /// Blue's parameters (ToN 2002, section IV).
+    #[derive(PartialEq)]
+    pub struct BlueParams {
+        required {
+            /// The buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub steps: BlueSteps,
+        /// L: the queue length (in the unit of `limit`) above which `p_m`
+        /// rises too; unset: loss alone (the paper's optional trigger).
+        pub threshold: Option<u64> [Number] = None,
+        /// Mark ECN-capable packets instead of dropping them (the paper's
+        /// Blue marks).
+        pub ecn: bool [Flag] = false,
+    }
+}
+
+impl QdiscParams for BlueParams {
+    const SUMMARY: &'static str = "Blue: drop probability driven by loss and idle events";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.steps.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Blue::new(
+            self.limit,
+            self.steps.increment,
+            self.steps.decrement,
+            self.steps.freeze_time,
+            self.threshold,
+            self.ecn,
+            seed,
+        ))
+    }
+}
 
 /// Blue's probability and its update hold, shared with SFB's bins.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -18,25 +18,41 @@
 
 use std::collections::VecDeque;
 
+use crate::params::{not_negative, params, SpecError, VALID};
 use crate::red_linux::{ClassAvg, LinuxRedConfig, LinuxRedCore, LinuxRedParams, Region};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Packet, QueueDiscipline, Time, TrafficClass, Verdicts};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct CbtParams {
-    pub red: LinuxRedParams,
-    /// Threshold of tagged (multimedia) UDP, packets of `avpkt` bytes.
-    pub mm_threshold: f64,
-    /// Threshold of untagged UDP, packets of `avpkt` bytes.
-    pub udp_threshold: f64,
+params! {
+    /// CBT's parameters: Linux RED's, and the two UDP class thresholds.
+    #[derive(PartialEq)]
+    pub struct CbtParams {
+        #[flatten] pub red: LinuxRedParams,
+        /// Threshold of tagged (multimedia) UDP's average, in packets of
+        /// `avpkt` bytes: 10 (seed 004 section 3.1, "suggested", citing
+        /// Chung and Claypool).
+        pub mm_threshold: f64 [Number] = 10.0,
+        /// Threshold of untagged UDP's average, in packets of `avpkt` bytes:
+        /// 2 (seed 004 section 3.1).
+        pub udp_threshold: f64 [Number] = 2.0,
+    }
 }
 
-impl Default for CbtParams {
-    fn default() -> Self {
-        Self {
-            red: LinuxRedParams::default(),
-            mm_threshold: 10.0,
-            udp_threshold: 2.0,
-        }
+impl QdiscParams for CbtParams {
+    const SUMMARY: &'static str = "class-based thresholds over Linux RED";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.red.validate()?;
+        not_negative("mm_threshold", self.mm_threshold)?;
+        not_negative("udp_threshold", self.udp_threshold)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.red.fill_link_rate(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Cbt::new(self, seed).expect(VALID))
     }
 }
 

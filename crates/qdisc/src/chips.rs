@@ -34,7 +34,38 @@
 
 use std::collections::VecDeque;
 
-use crate::{Packet, TrafficClass};
+use crate::dcbt::{Dcbt, DcbtParams};
+use crate::params::{params, probability, SpecError, VALID};
+use crate::spec::QdiscParams;
+use crate::{Packet, QueueDiscipline, TrafficClass};
+
+params! {
+    /// ChIPS's parameters: DCBT's, and when to cut in.
+    #[derive(PartialEq)]
+    pub struct ChipsParams {
+        #[flatten] pub dcbt: DcbtParams,
+        /// Cut multimedia in while `mm_flows <= chips_ratio total_flows`: 0.5,
+        /// i.e. `total >= 2 mm` (seed 004 section 3.3; digest 004 A14).
+        pub chips_ratio: f64 [Number] = 0.5,
+    }
+}
+
+impl QdiscParams for ChipsParams {
+    const SUMMARY: &'static str = "ChIPS: DCBT with cut-in for multimedia, kept in order";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.dcbt.validate()?;
+        probability("chips_ratio", self.chips_ratio)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.dcbt.fill_link_rate(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Dcbt::new(&self.dcbt, Some(self.chips_ratio), seed).expect(VALID))
+    }
+}
 
 enum Entry<P> {
     Packet(P),

@@ -21,41 +21,60 @@
 //! Matched drops are [`DropReason::Policy`] (the queued victim is a
 //! buffered drop); RED drops are [`DropReason::Early`].
 //!
-//! Parameters (see `docs/disciplines/choke.md`): the paper's simulations
-//! (section 4): `min_th` 100, `max_th` 200, buffer 300 packets, `w_q` 0.002,
-//! `max_p` 0.02. O(1) amortized per packet (the ring is compacted, O(n),
-//! only when holes fill it).
+//! Parameters, their defaults and sources: [`ChokeParams`]. O(1) amortized
+//! per packet (the ring is compacted, O(n), only when holes fill it).
 
 use crate::blocks::Ewma;
+use crate::params::{
+    link_rate, nonzero, params, probability, thresholds, weight, SpecError, DEFAULT_LINK_RATE_BPS,
+};
 use crate::red::tx_time_ns;
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, Packet, QueueDiscipline, Time, Verdicts};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChokeParams {
-    /// Packets.
-    pub limit: u64,
-    pub min_th: f64,
-    pub max_th: f64,
-    pub w_q: f64,
-    pub max_p: f64,
-    pub ecn: bool,
-    pub mean_packet_size: u32,
-    pub link_rate_bps: u64,
+params! {
+    /// CHOKe's parameters: RED's, with the paper's simulations (section 4).
+    #[derive(PartialEq)]
+    pub struct ChokeParams {
+        /// The buffer: 300 packets (section 4).
+        pub limit: u64 [Packets] = 300,
+        /// Lower threshold on the average, packets: 100 (section 4).
+        pub min_th: f64 [Number] = 100.0,
+        /// Upper threshold, packets: 200 (section 4).
+        pub max_th: f64 [Number] = 200.0,
+        /// Weight of the average: 0.002 (RED's).
+        pub w_q: f64 [Number] = 0.002,
+        /// Drop probability at `max_th`: 0.02 (RED's).
+        pub max_p: f64 [Number] = 0.02,
+        /// Mark ECN-capable packets instead of RED's drops (Linux's `ecn`).
+        pub ecn: bool [Flag] = false,
+        /// The typical packet of the idle decay: 1000 bytes.
+        pub mean_packet_size: u32 [Bytes] = 1000,
+        /// The rate of the link the queue feeds, for the idle decay: the
+        /// simulator fills in the link's (10 Mb/s if unknown).
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for ChokeParams {
-    fn default() -> Self {
-        Self {
-            limit: 300,
-            min_th: 100.0,
-            max_th: 200.0,
-            w_q: 0.002,
-            max_p: 0.02,
-            ecn: false,
-            mean_packet_size: 1000,
-            link_rate_bps: 10_000_000,
-        }
+impl QdiscParams for ChokeParams {
+    const SUMMARY: &'static str = "CHOKe: drop a matching pair, as Linux sch_choke";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        nonzero("limit", self.limit)?;
+        thresholds(self.min_th, self.max_th)?;
+        weight("w_q", self.w_q)?;
+        probability("max_p", self.max_p)?;
+        nonzero("mean_packet_size", self.mean_packet_size)?;
+        link_rate(self.link_rate_bps)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Choke::new(self.clone(), seed))
     }
 }
 
@@ -91,7 +110,10 @@ impl<P: Packet> Choke<P> {
             count: -1,
             r: 0.0,
             idle_since: None,
-            s_ns: tx_time_ns(params.mean_packet_size, params.link_rate_bps),
+            s_ns: tx_time_ns(
+                params.mean_packet_size,
+                params.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+            ),
             rng: Rng::stream(seed, 0xC40CE),
             params,
         }

@@ -10,23 +10,69 @@
 //! after leaving resumes from the previous drop rate (section 5.6). The
 //! control loop is the shared [`CodelVars`] block.
 //!
-//! Parameters (see `docs/disciplines/codel.md`): target 5 ms (section 4.4),
-//! interval 100 ms (section 4.3), MTU 1500 B (MAXPACKET), limit 1000 packets
-//! (Linux `sch_codel` default; the RFC leaves the buffer to the device),
-//! ECN off (Linux default). O(1) amortized per packet.
+//! Parameters, their defaults and sources: [`CodelParams`]. O(1) amortized
+//! per packet.
 
-use crate::blocks::{CodelParams, CodelVars, FlowHead, Stamped};
+use crate::blocks::{CodelConfig, CodelVars, FlowHead, Stamped};
+use crate::params::{nonzero, params, positive_limit, SpecError, MS};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, FlowQueues, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// CoDel's parameters (RFC 8289; Linux `sch_codel`).
+    pub struct CodelParams {
+        /// The buffer: 1000 packets (Linux `sch_codel`'s default; RFC 8289
+        /// leaves it to the device).
+        pub limit: Limit [Buffer] = Limit::Packets(1000),
+        /// TARGET, the acceptable standing queue delay: 5 ms (RFC 8289
+        /// section 4.4).
+        pub target: Time [Time] = 5 * MS,
+        /// INTERVAL, the sliding window: 100 ms (RFC 8289 section 4.3).
+        pub interval: Time [Time] = 100 * MS,
+        /// MAXPACKET: no drop while at most this many bytes are queued; 1500
+        /// (RFC 8289 section 4.4; Linux uses the device MTU).
+        pub mtu: u32 [Bytes] = 1500,
+        /// Mark ECN-capable packets instead of dropping them: off (Linux's
+        /// default).
+        pub ecn: bool [Flag] = false,
+    }
+}
+
+impl CodelParams {
+    /// The control law's settings.
+    pub fn config(&self) -> CodelConfig {
+        CodelConfig {
+            target: self.target,
+            interval: self.interval,
+            mtu: self.mtu,
+            ecn: self.ecn,
+        }
+    }
+}
+
+impl QdiscParams for CodelParams {
+    const SUMMARY: &'static str = "CoDel (RFC 8289)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        nonzero("target", self.target)?;
+        nonzero("interval", self.interval)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Codel::new(self.limit, self.config()))
+    }
+}
 
 pub struct Codel<P> {
     queue: FlowQueues<Stamped<P>>,
     limit: Limit,
-    params: CodelParams,
+    params: CodelConfig,
     vars: CodelVars,
 }
 
 impl<P: Packet> Codel<P> {
-    pub fn new(limit: Limit, params: CodelParams) -> Self {
+    pub fn new(limit: Limit, params: CodelConfig) -> Self {
         Self {
             queue: FlowQueues::new(1),
             limit,
@@ -78,12 +124,10 @@ mod tests {
     use crate::testkit::TestPacket;
     use crate::Ecn;
 
-    const MS: Time = 1_000_000;
-
     fn codel(ecn: bool) -> Codel<TestPacket> {
         Codel::new(
             Limit::Packets(10_000),
-            CodelParams {
+            CodelConfig {
                 target: 5 * MS,
                 interval: 100 * MS,
                 mtu: 1500,

@@ -33,7 +33,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::chips::CutInQueue;
+use crate::params::{nonzero, params, SpecError, MS, VALID};
 use crate::red_linux::{ClassAvg, LinuxRedConfig, LinuxRedCore, LinuxRedParams, Region};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Packet, QueueDiscipline, Time, TrafficClass, Verdicts};
 
 /// Which UDP flows `udp_flows` counts (digest 004, A9).
@@ -56,30 +58,38 @@ pub enum UdpBase {
     Fairshare,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct DcbtParams {
-    pub red: LinuxRedParams,
-    /// Idle time after which a flow stops counting, ns.
-    pub flow_timeout: Time,
-    /// Period of the expired-flow collector, ns.
-    pub gc_interval: Time,
-    pub udp_flows: UdpFlows,
-    pub udp_base: UdpBase,
-    /// ChIPS on top: `Some(ratio)` cuts multimedia in while
-    /// `mm_flows <= ratio total_flows` (MQP: 0.5).
-    pub chips_ratio: Option<f64>,
+params! {
+    /// DCBT's parameters: Linux RED's, and the flow counting's.
+    #[derive(PartialEq)]
+    pub struct DcbtParams {
+        #[flatten] pub red: LinuxRedParams,
+        /// Idle time after which a flow stops counting: 1 s (digest 004 A6;
+        /// the report: "a tunable in centiseconds", its value not given).
+        pub flow_timeout: Time [Time] = 1_000 * MS,
+        /// Period of the expired-flow collector: 1 s (digest 004 A6).
+        pub gc_interval: Time [Time] = 1_000 * MS,
+        /// Which UDP flows `udp_flows` counts (digest 004 A9).
+        pub udp_flows: UdpFlows [Choice] = UdpFlows::Untagged,
+        /// The base of the untagged-UDP threshold (digest 004 A10).
+        pub udp_base: UdpBase [Choice] = UdpBase::Mqp,
+    }
 }
 
-impl Default for DcbtParams {
-    fn default() -> Self {
-        Self {
-            red: LinuxRedParams::default(),
-            flow_timeout: 1_000_000_000,
-            gc_interval: 1_000_000_000,
-            udp_flows: UdpFlows::Untagged,
-            udp_base: UdpBase::Mqp,
-            chips_ratio: None,
-        }
+impl QdiscParams for DcbtParams {
+    const SUMMARY: &'static str = "dynamic CBT: per-class active-flow counting";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        self.red.validate()?;
+        nonzero("flow_timeout", self.flow_timeout)?;
+        nonzero("gc_interval", self.gc_interval)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.red.fill_link_rate(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Dcbt::new(self, None, seed).expect(VALID))
     }
 }
 
@@ -154,11 +164,14 @@ pub struct Dcbt<P> {
     udp_flows: UdpFlows,
     /// Untagged base in bytes scaled by 2^Wlog (MQP mode).
     udp_base_scaled: Option<u64>,
+    /// ChIPS on top: cut multimedia in while `mm_flows <= ratio total_flows`.
     chips_ratio: Option<f64>,
 }
 
 impl<P: Packet> Dcbt<P> {
-    pub fn new(params: &DcbtParams, seed: u64) -> Result<Self, String> {
+    /// DCBT, and ChIPS on top with `Some(chips_ratio)`: cut multimedia in
+    /// while `mm_flows <= chips_ratio total_flows`.
+    pub fn new(params: &DcbtParams, chips_ratio: Option<f64>, seed: u64) -> Result<Self, String> {
         let core = LinuxRedCore::new(LinuxRedConfig::from_tc(&params.red)?, seed);
         let (min, max) = (params.red.min_th as f64, params.red.max_th as f64);
         let udp_base_scaled = match params.udp_base {
@@ -172,7 +185,7 @@ impl<P: Packet> Dcbt<P> {
             flows: FlowCounter::new(params.flow_timeout, params.gc_interval),
             udp_flows: params.udp_flows,
             udp_base_scaled,
-            chips_ratio: params.chips_ratio,
+            chips_ratio,
         })
     }
 
@@ -323,7 +336,7 @@ mod tests {
 
     #[test]
     fn flows_are_counted_refreshed_and_expired_by_the_collector() {
-        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), 1).unwrap();
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
         let mut v = Verdicts::new();
         d.enqueue(pkt(1, 0, TrafficClass::Tcp), 0, &mut v);
         d.enqueue(pkt(2, 0, TrafficClass::UdpTagged), S / 10, &mut v);
@@ -349,7 +362,7 @@ mod tests {
 
     #[test]
     fn thresholds_are_flow_shares() {
-        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), 1).unwrap();
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
         let mut v = Verdicts::new();
         // One flow per class: th_MM = avg/3, th_UDP = 4000/3 = 1333 B.
         for (f, c) in [
@@ -394,13 +407,12 @@ mod tests {
     fn chips_delivers_multimedia_in_order_ahead_of_fifo() {
         let params = DcbtParams {
             red: LinuxRedParams {
-                probability: 1e-5,
+                max_p: 1e-5,
                 ..Default::default()
             },
-            chips_ratio: Some(0.5),
             ..Default::default()
         };
-        let mut d: Dcbt<TestPacket> = Dcbt::new(&params, 3).unwrap();
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&params, Some(0.5), 3).unwrap();
         let mut v = Verdicts::new();
         // 14 TCP packets of 1000 B build the average (Wlog 3, scaled by 8):
         // qave <- qave - qave/8 + backlog: 0, 1000, 2875, ..., 57873 (7234 B).
@@ -438,11 +450,7 @@ mod tests {
     #[test]
     fn chips_waits_for_the_flow_mix() {
         // Only multimedia flows: total (1) < 2 mm (2): no cut-in.
-        let params = DcbtParams {
-            chips_ratio: Some(0.5),
-            ..Default::default()
-        };
-        let mut d: Dcbt<TestPacket> = Dcbt::new(&params, 3).unwrap();
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), Some(0.5), 3).unwrap();
         let w = d.core.wlog();
         d.flows.account(2, TrafficClass::UdpTagged, 0);
         d.core.set_qave_for_tests(9000 << w);

@@ -4,7 +4,32 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU64;
 
+use crate::params::{params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// DropTail's one parameter.
+    pub struct DropTailParams {
+        required {
+            /// The buffer, in packets (Linux `pfifo`) or bytes (`bfifo`); no
+            /// default: every seed sizes it for its experiment.
+            pub limit: Limit [Buffer],
+        }
+    }
+}
+
+impl QdiscParams for DropTailParams {
+    const SUMMARY: &'static str = "FIFO; drops arrivals that do not fit";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(DropTail::new(self.limit))
+    }
+}
 
 pub struct DropTail<P> {
     /// Allocated when the first packet waits: most FIFOs of a simulated

@@ -10,14 +10,9 @@
 //! packet arrives to a full buffer, a packet is discarded from the longest
 //! queue, then the arrival is enqueued (even if it belongs to that queue).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer B, packets or bytes (the report sweeps B).
-//! - `quantum` = 1500 bytes: the MTU, digest 2.4 [REC]; with the 1500-byte
-//!   packets of every experiment DRR is packet-by-packet round robin.
-//! - `drop_from` = front: digest 2.5 [REC] and A-Q1 (QSDRR drops from the
-//!   front; the same end keeps victim choice the only difference between
-//!   DRR, TDRR and QSDRR). `tail` is the ablation.
-//! - queue map: one queue per flow (section 4.0), or `queues = N` buckets.
+//! Parameters, their defaults and sources: [`DrrParams`]. Dropping from the
+//! front as QSDRR does keeps the victim's choice the only difference between
+//! DRR, TDRR and QSDRR.
 //!
 //! Choices: lengths are in packets and compared before the arrival is added
 //! (A-Q3); ties between longest queues are broken at random with the
@@ -28,8 +23,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{ever_fits, DrrQueues, QueueMap};
+use crate::blocks::{ever_fits, DrrQueues, PerFlowQueues, QueueMap};
+use crate::params::{params, positive_limit, SpecError};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// Which end of the victim queue a push-out takes.
@@ -39,6 +36,42 @@ pub enum DropEnd {
     #[default]
     Front,
     Tail,
+}
+
+params! {
+    /// DRR with LQD's parameters (section 3.2 item 1; digest 000, 2.4-2.5).
+    #[derive(PartialEq)]
+    pub struct DrrParams {
+        required {
+            /// The shared buffer B, packets or bytes; no default: the report
+            /// sweeps it (100 to 20,000 packets).
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+        /// Which end of the longest queue a push-out takes: `front`, the end
+        /// QSDRR takes (digest 000, 2.5 and A-Q1, recommended); `tail` is the
+        /// ablation.
+        pub drop_from: DropEnd [Choice] = DropEnd::Front,
+    }
+}
+
+impl QdiscParams for DrrParams {
+    const SUMMARY: &'static str = "per-flow queues, deficit round robin, longest-queue drop";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(DrrLqd::new(
+            self.limit,
+            self.per_flow.quantum,
+            self.per_flow.map(seed),
+            self.drop_from,
+            seed,
+        ))
+    }
 }
 
 pub struct DrrLqd<P> {

@@ -15,13 +15,7 @@
 //! 5. every period T: if the buffer overflowed during the period, W += 2;
 //!    if not and fewer than W queues are marked, W = marked + 1.
 //!
-//! Parameters (defaults and their sources, section 6.2):
-//! - `limit`: the shared buffer; `quantum` = 1500 bytes (digest 2.4 [REC]).
-//! - `alpha` = 0.1;
-//! - `period` T = 1 s;
-//! - `w_init` = 0.1: W starts at 10% of the number of queues (flows);
-//! - `w_max` = 0.5: W is limited to 50% of the number of queues.
-//! - `over_w` = accept: see A-DS1 below.
+//! Parameters, their defaults and sources: [`DsdrrParams`].
 //!
 //! Choices where the report is silent (the digest's [REC], all taken):
 //! - A-DS1: a packet over the threshold when W queues are already marked is
@@ -49,7 +43,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{free_space, DrrQueues, QueueMap};
+use crate::blocks::{free_space, DrrQueues, PerFlowQueues, QueueMap};
+use crate::params::{nonzero, params, positive, positive_limit, refuse, weight, SpecError, MS};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// What DSDRR does with a packet over the threshold when W queues are
@@ -62,13 +58,55 @@ pub enum OverW {
     Drop,
 }
 
-#[derive(Clone, Copy, Debug)]
-pub struct DsdrrParams {
-    pub alpha: f64,
-    pub period: Time,
-    pub w_init: f64,
-    pub w_max: f64,
-    pub over_w: OverW,
+params! {
+    /// DSDRR's parameters (section 6.2).
+    #[derive(Copy, PartialEq)]
+    pub struct DsdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+        /// alpha of the threshold `alpha F`: 0.1 (section 6.2).
+        pub alpha: f64 [Number] = 0.1,
+        /// The period T of W's update: 1 s (section 6.2).
+        pub period: Time [Time] = 1_000 * MS,
+        /// W's start, a fraction of the queues: 0.1 (section 6.2, "W
+        /// initially 10% of the number of queues").
+        pub w_init: f64 [Number] = 0.1,
+        /// W's cap, a fraction of the queues: 0.5 (section 6.2).
+        pub w_max: f64 [Number] = 0.5,
+        /// A packet over the threshold with W queues marked is accepted
+        /// (digest 000, A-DS1, recommended) or dropped.
+        pub over_w: OverW [Choice] = OverW::Accept,
+    }
+}
+
+impl QdiscParams for DsdrrParams {
+    const SUMMARY: &'static str = "DRR with discard bits and a periodically updated W";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()?;
+        positive("alpha", self.alpha)?;
+        nonzero("period", self.period)?;
+        weight("w_init", self.w_init)?;
+        weight("w_max", self.w_max)?;
+        if self.w_init > self.w_max {
+            return refuse(
+                "w_init",
+                format!(
+                    "must not exceed w_max ({}), got {}",
+                    self.w_max, self.w_init
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Dsdrr::new(self, self.per_flow.map(seed)))
+    }
 }
 
 pub struct Dsdrr<P> {
@@ -85,12 +123,13 @@ pub struct Dsdrr<P> {
 }
 
 impl<P: Packet> Dsdrr<P> {
-    pub fn new(limit: Limit, quantum: u32, map: QueueMap, params: DsdrrParams) -> Self {
+    /// DSDRR over the queues of `map`.
+    pub fn new(params: &DsdrrParams, map: QueueMap) -> Self {
         let n = map.queue_count();
         Self {
-            q: DrrQueues::new(map, quantum as u64, false),
-            limit,
-            params,
+            q: DrrQueues::new(map, params.per_flow.quantum as u64, false),
+            limit: params.limit,
+            params: *params,
             discard: vec![false; n],
             marked: 0,
             w: None,
@@ -235,23 +274,17 @@ mod tests {
 
     const S: Time = 1_000_000_000;
 
-    fn params() -> DsdrrParams {
-        DsdrrParams {
-            alpha: 0.1,
-            period: S,
-            w_init: 0.1,
-            w_max: 0.5,
-            over_w: OverW::Accept,
-        }
+    /// The defaults: alpha 0.1, T = 1 s, W from 10% to 50% of the queues.
+    fn params(limit: u64) -> DsdrrParams {
+        DsdrrParams::new(Limit::Packets(limit))
+    }
+
+    fn dsdrr_with(params: DsdrrParams, queues: usize) -> Dsdrr<TestPacket> {
+        Dsdrr::new(&params, QueueMap::Modulo { count: queues })
     }
 
     fn dsdrr(limit: u64, queues: usize) -> Dsdrr<TestPacket> {
-        Dsdrr::new(
-            Limit::Packets(limit),
-            1500,
-            QueueMap::Modulo { count: queues },
-            params(),
-        )
+        dsdrr_with(params(limit), queues)
     }
 
     fn reasons(v: &mut Verdicts<TestPacket>) -> Vec<(u64, u64, DropReason)> {
@@ -316,14 +349,12 @@ mod tests {
 
     #[test]
     fn over_w_drop_variant_drops_without_marking() {
-        let mut d = Dsdrr::new(
-            Limit::Packets(100),
-            1500,
-            QueueMap::Modulo { count: 20 },
+        let mut d = dsdrr_with(
             DsdrrParams {
                 over_w: OverW::Drop,
-                ..params()
+                ..params(100)
             },
+            20,
         );
         let mut v = Verdicts::new();
         for f in 0..3 {
@@ -338,14 +369,12 @@ mod tests {
     #[test]
     fn no_free_space_marks_regardless_of_w_but_never_an_empty_queue() {
         // 10 queues: W = 1, cap 5. B = 10, alpha large enough never to bite.
-        let mut d = Dsdrr::new(
-            Limit::Packets(10),
-            1500,
-            QueueMap::Modulo { count: 10 },
+        let mut d = dsdrr_with(
             DsdrrParams {
                 alpha: 100.0,
-                ..params()
+                ..params(10)
             },
+            10,
         );
         let mut v = Verdicts::new();
         for s in 0..5 {
@@ -365,14 +394,12 @@ mod tests {
     #[test]
     fn w_grows_by_two_after_an_overflow_and_falls_to_marked_plus_one() {
         // 20 queues: W = 2, cap 10. B = 4, alpha large.
-        let mut d = Dsdrr::new(
-            Limit::Packets(4),
-            1500,
-            QueueMap::Modulo { count: 20 },
+        let mut d = dsdrr_with(
             DsdrrParams {
                 alpha: 100.0,
-                ..params()
+                ..params(4)
             },
+            20,
         );
         let mut v = Verdicts::new();
         assert_eq!(d.next_wakeup(), Some(S));

@@ -11,10 +11,7 @@
 //! ever removed once queued, so no memory bandwidth is spent writing packets
 //! that are later dropped (the point of chapter 6).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer B.
-//! - `alpha` = 2: "we set alpha to 2 for evaluating this policy" (6.2).
-//! - `quantum` = 1500 bytes (digest 2.4 [REC]); the queue map.
+//! Parameters, their defaults and sources: [`DtdrrParams`].
 //!
 //! Choices: Q_i and F are counted in the unit of `limit`, packets or bytes
 //! (A-DT1 recommends packets, matching the packet-denominated buffers; with
@@ -28,8 +25,44 @@
 //!
 //! O(1) per packet.
 
-use crate::blocks::{free_space, DrrQueues, QueueMap};
+use crate::blocks::{free_space, DrrQueues, PerFlowQueues, QueueMap};
+use crate::params::{params, positive, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// DTDRR's parameters (section 6.2).
+    #[derive(PartialEq)]
+    pub struct DtdrrParams {
+        required {
+            /// The shared buffer B, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+        /// alpha of the threshold `alpha F`: 2 (section 6.2, "we set alpha to
+        /// 2 for evaluating this policy").
+        pub alpha: f64 [Number] = 2.0,
+    }
+}
+
+impl QdiscParams for DtdrrParams {
+    const SUMMARY: &'static str = "DRR with dynamic per-queue thresholds alpha*B/(1+alpha*n)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()?;
+        positive("alpha", self.alpha)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Dtdrr::new(
+            self.limit,
+            self.per_flow.quantum,
+            self.per_flow.map(seed),
+            self.alpha,
+        ))
+    }
+}
 
 pub struct Dtdrr<P> {
     q: DrrQueues<P>,

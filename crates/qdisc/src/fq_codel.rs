@@ -15,43 +15,58 @@
 //! at most `drop_batch_size` packets (Linux `fq_codel_drop`); these are
 //! push-out drops of queued packets (the arrival may be among them).
 //!
-//! Parameters (see `docs/disciplines/fq_codel.md`): 1024 flows, quantum
-//! 1514 B, limit 10240 packets, memory limit 32 MiB, drop batch 64, target
-//! 5 ms, interval 100 ms, ECN on (Linux `fq_codel_init`; RFC 8290 section
-//! 5.1-5.2). Memory is counted as packet bytes (Linux counts `truesize`).
+//! Parameters, their defaults and sources: [`FqCodelParams`]. Memory is
+//! counted as packet bytes (Linux counts `truesize`).
 //! O(1) per packet, except the overflow drop: a scan of all `flows` queues,
 //! amortized over the up to 64 packets it drops (as Linux).
 
-use crate::blocks::{CodelParams, CodelVars, FlowHead, SparseRound, Stamped};
+use crate::blocks::{CodelConfig, CodelVars, FlowHead, SparseRound, Stamped};
+use crate::params::{nonzero, params, SpecError, MS};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, FlowQueues, HashFamily, Packet, QueueDiscipline, Time, Verdicts};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct FqCodelParams {
-    pub flows: usize,
-    pub quantum: u32,
-    /// Packet limit over all queues.
-    pub limit: u64,
-    /// Byte limit over all queues.
-    pub memory_limit: u64,
-    pub drop_batch_size: u32,
-    pub codel: CodelParams,
+params! {
+    /// FQ-CoDel's parameters, with Linux's defaults (`fq_codel_init`).
+    #[derive(PartialEq)]
+    pub struct FqCodelParams {
+        /// Flow queues: 1024 (Linux; RFC 8290 section 5.1).
+        pub flows: u64 [Number] = 1024,
+        /// Bytes a queue may send per round: 1514, the device MTU with its
+        /// Ethernet header (Linux; RFC 8290 section 5.2).
+        pub quantum: u32 [Bytes] = 1514,
+        /// Packets over all queues: 10240 (Linux; RFC 8290 section 5.3).
+        pub limit: u64 [Packets] = 10_240,
+        /// Bytes over all queues: 32 MiB (Linux).
+        pub memory_limit: u64 [Bytes] = 32 << 20,
+        /// Most packets one overflow drops: 64 (Linux).
+        pub drop_batch_size: u32 [Number] = 64,
+        /// CoDel's TARGET: 5 ms (RFC 8289, RFC 8290).
+        pub target: Time [Time] = 5 * MS,
+        /// CoDel's INTERVAL: 100 ms (RFC 8289, RFC 8290).
+        pub interval: Time [Time] = 100 * MS,
+        /// CoDel's MAXPACKET: 1514 bytes (Linux's `psched_mtu`).
+        pub mtu: u32 [Bytes] = 1514,
+        /// Mark ECN-capable packets instead of dropping them: on (Linux;
+        /// RFC 8290 section 5.1).
+        pub ecn: bool [Flag] = true,
+    }
 }
 
-impl Default for FqCodelParams {
-    fn default() -> Self {
-        Self {
-            flows: 1024,
-            quantum: 1514,
-            limit: 10_240,
-            memory_limit: 32 << 20,
-            drop_batch_size: 64,
-            codel: CodelParams {
-                target: 5_000_000,
-                interval: 100_000_000,
-                mtu: 1514,
-                ecn: true,
-            },
-        }
+impl QdiscParams for FqCodelParams {
+    const SUMMARY: &'static str = "FQ-CoDel (RFC 8290), as Linux sch_fq_codel";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        nonzero("flows", self.flows)?;
+        nonzero("quantum", self.quantum)?;
+        nonzero("limit", self.limit)?;
+        nonzero("memory_limit", self.memory_limit)?;
+        nonzero("drop_batch_size", self.drop_batch_size)?;
+        nonzero("target", self.target)?;
+        nonzero("interval", self.interval)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(FqCodel::new(self.clone(), seed))
     }
 }
 
@@ -60,24 +75,33 @@ pub struct FqCodel<P> {
     vars: Vec<CodelVars>,
     round: SparseRound,
     hash: HashFamily,
+    flows: usize,
+    codel: CodelConfig,
     params: FqCodelParams,
 }
 
 impl<P: Packet> FqCodel<P> {
     pub fn new(params: FqCodelParams, seed: u64) -> Self {
-        let n = params.flows;
+        let n = params.flows as usize;
         Self {
             queues: FlowQueues::new(n),
             vars: vec![CodelVars::default(); n],
             round: SparseRound::new(n, params.quantum as u64),
             hash: HashFamily::new(1, seed),
+            flows: n,
+            codel: CodelConfig {
+                target: params.target,
+                interval: params.interval,
+                mtu: params.mtu,
+                ecn: params.ecn,
+            },
             params,
         }
     }
 
     /// The queue a flow key maps to.
     pub fn queue_of(&self, key: u64) -> usize {
-        self.hash.bucket(0, key, self.params.flows)
+        self.hash.bucket(0, key, self.flows)
     }
 
     /// `fq_codel_drop`: from the fattest queue, drop half its bytes from
@@ -85,7 +109,7 @@ impl<P: Packet> FqCodel<P> {
     fn drop_from_fattest(&mut self, verdicts: &mut Verdicts<P>) {
         let mut fat = 0;
         let mut max = 0;
-        for q in 0..self.params.flows {
+        for q in 0..self.flows {
             if self.queues.bytes(q) > max {
                 max = self.queues.bytes(q);
                 fat = q;
@@ -139,7 +163,7 @@ impl<P: Packet> QueueDiscipline<P> for FqCodel<P> {
                 queues: &mut self.queues,
                 q,
             };
-            match self.vars[q].dequeue(&self.params.codel, now, &mut head, verdicts) {
+            match self.vars[q].dequeue(&self.codel, now, &mut head, verdicts) {
                 None => self.round.retire_head(),
                 Some(p) => {
                     self.round.charge(q, p.size());
@@ -254,10 +278,7 @@ mod tests {
         // is never dropped.
         let ms = 1_000_000;
         let mut fq = fq(FqCodelParams {
-            codel: CodelParams {
-                ecn: false,
-                ..FqCodelParams::default().codel
-            },
+            ecn: false,
             ..Default::default()
         });
         let k = distinct_keys(&fq, 2);

@@ -25,43 +25,65 @@
 //! departure empties the queue. Per-flow state lives while the flow has
 //! packets queued.
 //!
-//! Parameters (see `docs/disciplines/fred.md`): `w_q` 0.002, `max_p` 0.02,
-//! `min_th` 5, `max_th` 15 (RED's), `minq` 2 (the paper's value for small
-//! buffers; 4 for large ones), buffer 60 packets (ours). O(1) per packet
+//! Parameters, their defaults and sources: [`FredParams`]. O(1) per packet
 //! (a hash map of active flows).
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::blocks::Ewma;
+use crate::params::{
+    link_rate, nonzero, not_negative, params, probability, thresholds, weight, SpecError,
+    DEFAULT_LINK_RATE_BPS,
+};
 use crate::red::{spread_probability, tx_time_ns};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Packet, QueueDiscipline, Time, Verdicts};
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct FredParams {
-    /// Buffer, packets.
-    pub limit: u64,
-    pub min_th: f64,
-    pub max_th: f64,
-    pub w_q: f64,
-    pub max_p: f64,
-    pub min_q: f64,
-    pub mean_packet_size: u32,
-    pub link_rate_bps: u64,
+params! {
+    /// FRED's parameters: RED's, and the per-flow minimum.
+    #[derive(PartialEq)]
+    pub struct FredParams {
+        /// The buffer: 60 packets, 4 x `max_th` (ours).
+        pub limit: u64 [Packets] = 60,
+        /// Lower threshold on the average, packets: 5 (RED's, FJ93).
+        pub min_th: f64 [Number] = 5.0,
+        /// Upper threshold, packets: 15 (RED's).
+        pub max_th: f64 [Number] = 15.0,
+        /// Weight of the average: 0.002 (RED's).
+        pub w_q: f64 [Number] = 0.002,
+        /// Drop probability at `max_th`: 0.02 (RED's).
+        pub max_p: f64 [Number] = 0.02,
+        /// Packets a flow may always queue, `minq`: 2 (Lin and Morris: 2 for
+        /// small buffers, 4 for large ones).
+        pub min_q: f64 [Number] = 2.0,
+        /// The typical packet of the idle decay: 1000 bytes.
+        pub mean_packet_size: u32 [Bytes] = 1000,
+        /// The rate of the link the queue feeds, for the idle decay: the
+        /// simulator fills in the link's (10 Mb/s if unknown).
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for FredParams {
-    fn default() -> Self {
-        Self {
-            limit: 60,
-            min_th: 5.0,
-            max_th: 15.0,
-            w_q: 0.002,
-            max_p: 0.02,
-            min_q: 2.0,
-            mean_packet_size: 1000,
-            link_rate_bps: 10_000_000,
-        }
+impl QdiscParams for FredParams {
+    const SUMMARY: &'static str = "flow RED (Lin and Morris 1997)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        nonzero("limit", self.limit)?;
+        thresholds(self.min_th, self.max_th)?;
+        weight("w_q", self.w_q)?;
+        probability("max_p", self.max_p)?;
+        not_negative("min_q", self.min_q)?;
+        nonzero("mean_packet_size", self.mean_packet_size)?;
+        link_rate(self.link_rate_bps)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Fred::new(self.clone(), seed))
     }
 }
 
@@ -94,7 +116,10 @@ impl<P: Packet> Fred<P> {
             avgcq: 1.0,
             count: -1,
             q_time: 0,
-            s_ns: tx_time_ns(params.mean_packet_size, params.link_rate_bps),
+            s_ns: tx_time_ns(
+                params.mean_packet_size,
+                params.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS),
+            ),
             rng: Rng::stream(seed, 0xF8ED),
             params,
         }

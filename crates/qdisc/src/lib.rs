@@ -33,6 +33,7 @@ pub mod dsdrr;
 pub mod dtdrr;
 mod mqfq;
 mod packet;
+pub mod params;
 mod qdisc;
 pub mod qsdrr;
 pub mod rng;
@@ -63,28 +64,39 @@ pub mod red;
 pub mod red_linux;
 
 pub use blocks::{DrrRound, Ewma, FlowQueues, HashFamily};
-pub use blue::{Blue, BlueProbability};
-pub use droptail::DropTail;
-pub use mqfq::{Mqfq, MqfqReorder};
+pub use blue::{Blue, BlueParams, BlueProbability, BlueSteps};
+pub use droptail::{DropTail, DropTailParams};
+pub use mqfq::{Mqfq, MqfqParams, MqfqReorder};
 pub use packet::{Ecn, Packet, TrafficClass};
+pub use params::{SpecError, DEFAULT_LINK_RATE_BPS};
 pub use qdisc::{ConservationError, Qdisc};
-pub use sfb::{Sfb, SfbParams};
+pub use sfb::{Sfb, SfbConfig, SfbParams};
 pub use sfed::{check_classes, Sfed, SfedClass, SfedParams, SfedTraffic};
-pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash};
-pub use spec::{QdiscSpec, SpecError, DEFAULT_LINK_RATE_BPS, KINDS};
+pub use sfq::{ns2_hash, Sfq, SfqAdmission, SfqHash, SfqParams, SharedBuffer};
+pub use spec::{catalogue, KindEntry, QdiscParams, QdiscSpec, KINDS};
 pub use stats::{DropReason, LossStats, QdiscCounters, QdiscStats};
 pub use verdicts::{Dropped, Verdicts};
 
 pub use ared::{Ared, AredParams};
 pub use cbt::{Cbt, CbtParams};
+pub use chips::ChipsParams;
 pub use choke::{Choke, ChokeParams};
-pub use codel::Codel;
+pub use codel::{Codel, CodelParams};
 pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use fred::{Fred, FredParams};
 pub use pie::{Pie, PieEstimator, PieParams};
 pub use red::{Red, RedMode, RedParams};
 pub use red_linux::{LinuxRedParams, RedLinux};
+
+pub use drr::DrrParams;
+pub use dsdrr::DsdrrParams;
+pub use dtdrr::DtdrrParams;
+pub use qsdrr::QsdrrParams;
+pub use scfq::ScfqParams;
+pub use tdrr::TdrrParams;
+pub use wdrr::WdrrParams;
+pub use wf2q_plus::Wf2qPlusParams;
 
 /// Time in integer nanoseconds since the start of the run.
 pub type Time = u64;

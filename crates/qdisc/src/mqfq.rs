@@ -31,22 +31,75 @@
 //!   `limit` and the admission rule count cells, and a packet is refused if
 //!   any of its cells would be.
 //!
-//! Parameters: `queues` k = 16 and `hashes` d = 2 (section V), `limit` in
-//! packets (ns-2 `maxqueue_`, default 40; the report used 100), `quantum`
-//! 1500 bytes (the report asks only that it exceed the largest packet; its
-//! ns-2 experiments are packet round robin with 1000-byte packets, which is
-//! `quantum = 1000`), `cell` 64 bytes (not in the report). No per-flow
+//! Parameters, their defaults and sources: [`MqfqParams`]. No per-flow
 //! state; O(d) per packet (O(1) for fixed d); `resequence` adds a scan of
 //! the output buffer (one round of packets) per departure.
 
 use std::collections::VecDeque;
 
-use crate::sfq::SfqAdmission;
+use crate::params::{checked_packets, nonzero, packets_only, params, refuse, SpecError};
+use crate::sfq::{SfqAdmission, SharedBuffer};
+use crate::spec::QdiscParams;
 use crate::Verdicts;
 use crate::{
     Backlog, DropReason, DrrRound, Ecn, FlowQueues, HashFamily, Packet, QueueDiscipline, Time,
     TrafficClass,
 };
+
+params! {
+    /// MQFQ's parameters (the report, sections III-V).
+    #[derive(PartialEq)]
+    pub struct MqfqParams {
+        #[flatten] pub buffer: SharedBuffer,
+        /// Queues, k: 16 (section V; 32 in V-C).
+        pub queues: usize [Number] = 16,
+        /// Hash functions, d: 2, "MQFQ" (MQFQd for d = 3..6).
+        pub hashes: usize [Number] = 2,
+        /// DRR's quantum, w: 1500 bytes (the report asks only that it exceed
+        /// the largest packet; 1000 with 1000-byte packets is ns-2's packet
+        /// round robin).
+        pub quantum: u64 [Bytes] = 1500,
+        /// How a flow is kept in order with mixed sizes: not at all (section
+        /// IV's fixes are `resequence` and `cells`).
+        pub reorder: MqfqReorder [Choice] = MqfqReorder::None,
+        /// The cell of `reorder = "cells"`: 64 bytes (not in the report; a
+        /// common switch-fabric cell).
+        pub cell: u32 [Bytes] = 64,
+    }
+}
+
+impl QdiscParams for MqfqParams {
+    const SUMMARY: &'static str =
+        "multiple-queue fair queueing: d hashes, rounds-before-service choice";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        packets_only(
+            self.buffer.limit,
+            "the ns-2 admission rule counts packets, or cells in cell mode",
+        )?;
+        if self.queues == 0 {
+            return refuse("queues", "must be at least 1");
+        }
+        if self.hashes == 0 {
+            return refuse("hashes", "must be at least 1");
+        }
+        nonzero("quantum", self.quantum)?;
+        nonzero("cell", self.cell)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Mqfq::new(
+            checked_packets(self.buffer.limit),
+            self.queues,
+            self.hashes,
+            self.quantum,
+            self.reorder,
+            self.cell,
+            self.buffer.admission,
+            seed,
+        ))
+    }
+}
 
 /// How MQFQ keeps a flow in order when packet sizes differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -32,7 +32,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::Stamped;
+use crate::params::{
+    link_rate, nonzero, not_negative, params, positive_limit, probability, SpecError, MS,
+};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, FlowQueues, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// How PIE estimates the queueing delay (RFC 8033 section 4.3).
@@ -46,46 +50,66 @@ pub enum PieEstimator {
     Timestamp,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct PieParams {
-    pub limit: Limit,
-    /// QDELAY_REF, ns.
-    pub target: Time,
-    /// T_UPDATE, ns.
-    pub t_update: Time,
-    /// MAX_BURST, ns.
-    pub max_burst: Time,
-    /// Hz.
-    pub alpha: f64,
-    /// Hz.
-    pub beta: f64,
-    pub ecn: bool,
-    pub mark_ecn_threshold: f64,
-    pub estimator: PieEstimator,
-    /// DQ_THRESHOLD, bytes.
-    pub dq_threshold: u64,
-    /// MEAN_PKTSIZE: no random drop with at most two of these queued.
-    pub mean_packet_size: u32,
-    /// If known, seeds the departure-rate estimate (the RFC starts at 0).
-    pub link_rate_bps: Option<u64>,
+params! {
+    /// PIE's parameters (RFC 8033).
+    #[derive(PartialEq)]
+    pub struct PieParams {
+        /// The buffer, TAIL_DROP: 1000 packets (Linux `sch_pie`'s default).
+        pub limit: Limit [Buffer] = Limit::Packets(1000),
+        /// QDELAY_REF, the target queueing delay: 15 ms (RFC 8033 section 4).
+        pub target: Time [Time] = 15 * MS,
+        /// T_UPDATE, the period of the controller: 15 ms (RFC 8033).
+        pub t_update: Time [Time] = 15 * MS,
+        /// MAX_BURST, the burst let through unharmed: 150 ms (RFC 8033).
+        pub max_burst: Time [Time] = 150 * MS,
+        /// The controller's gain on the delay's distance from its target,
+        /// per second: 0.125 (RFC 8033).
+        pub alpha: f64 [Number] = 0.125,
+        /// The controller's gain on the delay's change, per second: 1.25
+        /// (RFC 8033).
+        pub beta: f64 [Number] = 1.25,
+        /// Mark ECN-capable packets instead of dropping them (RFC 8033
+        /// section 5.1).
+        pub ecn: bool [Flag] = false,
+        /// The drop probability up to which ECN-capable packets are marked:
+        /// 0.1 (RFC 8033 section 5.1).
+        pub mark_ecn_threshold: f64 [Number] = 0.1,
+        /// How the queueing delay is estimated (RFC 8033 section 4.3).
+        pub estimator: PieEstimator [Choice] = PieEstimator::DequeueRate,
+        /// DQ_THRESHOLD, the bytes of one departure-rate sample: 2^14 (RFC
+        /// 8033).
+        pub dq_threshold: u64 [Bytes] = 1 << 14,
+        /// MEAN_PKTSIZE: no random drop with at most two of these queued;
+        /// 1500 bytes (the value is ours).
+        pub mean_packet_size: u32 [Bytes] = 1500,
+        /// If set, the first departure-rate estimate is `dq_threshold` at
+        /// this rate (the RFC starts at 0); the simulator fills in the
+        /// link's.
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for PieParams {
-    fn default() -> Self {
-        Self {
-            limit: Limit::Packets(1000),
-            target: 15_000_000,
-            t_update: 15_000_000,
-            max_burst: 150_000_000,
-            alpha: 0.125,
-            beta: 1.25,
-            ecn: false,
-            mark_ecn_threshold: 0.1,
-            estimator: PieEstimator::DequeueRate,
-            dq_threshold: 1 << 14,
-            mean_packet_size: 1500,
-            link_rate_bps: None,
-        }
+impl QdiscParams for PieParams {
+    const SUMMARY: &'static str = "PIE (RFC 8033)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        nonzero("target", self.target)?;
+        nonzero("t_update", self.t_update)?;
+        not_negative("alpha", self.alpha)?;
+        not_negative("beta", self.beta)?;
+        probability("mark_ecn_threshold", self.mark_ecn_threshold)?;
+        nonzero("dq_threshold", self.dq_threshold)?;
+        nonzero("mean_packet_size", self.mean_packet_size)?;
+        link_rate(self.link_rate_bps)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Pie::new(self.clone(), seed))
     }
 }
 

@@ -1,7 +1,7 @@
 use crate::verdicts::Checkpoint;
 use crate::{
-    Backlog, DropReason, DropTail, Packet, QdiscCounters, QdiscSpec, QdiscStats, QueueDiscipline,
-    Time, Verdicts,
+    Backlog, DropReason, DropTail, DropTailParams, Packet, QdiscCounters, QdiscSpec, QdiscStats,
+    QueueDiscipline, Time, Verdicts,
 };
 
 /// A queue discipline with its accounting.
@@ -128,7 +128,7 @@ impl<P: Packet> Qdisc<P> {
         P: Send + 'static,
     {
         let discipline = match *spec {
-            QdiscSpec::Droptail { limit } => Discipline::Fifo(DropTail::new(limit)),
+            QdiscSpec::Droptail(DropTailParams { limit }) => Discipline::Fifo(DropTail::new(limit)),
             _ => Self::boxed(spec.build(seed)),
         };
         Self::with(discipline)
@@ -409,7 +409,7 @@ mod tests {
     use crate::Limit;
 
     fn fifo(limit: Limit) -> Qdisc<TestPacket> {
-        Qdisc::from_spec(&QdiscSpec::Droptail { limit }, 0)
+        Qdisc::from_spec(&QdiscSpec::Droptail(DropTailParams { limit }), 0)
     }
 
     /// What a link's one cache line holds of it (the simulator's `Link`).

@@ -13,8 +13,7 @@
 //! TCP flows desynchronise and a buffer far below the bandwidth-delay
 //! product keeps the link busy.
 //!
-//! Parameters: `limit` (the shared buffer), `quantum` = 1500 bytes (digest
-//! 2.4 [REC]), the queue map (one queue per flow, or buckets).
+//! Parameters, their defaults and sources: [`QsdrrParams`].
 //!
 //! Choices (digest 000, section 2.7 and A-Q2, A-Q3):
 //! - "Shorter than all other non-empty queues" is strict: a tie keeps Q.
@@ -31,9 +30,43 @@
 //! O(1) per packet: the longest and the shortest non-empty queue come from
 //! the bucket-by-length table (digest 2.7 [REC]).
 
-use crate::blocks::{ever_fits, DrrQueues, QueueMap};
+use crate::blocks::{ever_fits, DrrQueues, PerFlowQueues, QueueMap};
+use crate::params::{params, positive_limit, SpecError};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// QSDRR's parameters: the buffer and the queues, nothing to tune (that
+    /// is its point).
+    #[derive(PartialEq)]
+    pub struct QsdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+    }
+}
+
+impl QdiscParams for QsdrrParams {
+    const SUMMARY: &'static str =
+        "DRR with queue-state discard: front drops from a sticky chosen queue";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Qsdrr::new(
+            self.limit,
+            self.per_flow.quantum,
+            self.per_flow.map(seed),
+            seed,
+        ))
+    }
+}
 
 pub struct Qsdrr<P> {
     q: DrrQueues<P>,

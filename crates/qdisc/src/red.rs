@@ -17,18 +17,21 @@
 //!   `p_b = max_p + (1 - max_p)(avg - max_th)/max_th`;
 //! - above: drop, `count = 0`.
 //!
-//! Parameters and defaults (see `docs/disciplines/red.md`): `min_th` 5 and
-//! `max_th` 15 packets, `w_q` 0.002, `max_p` 0.02 (FJ93 section 6's
-//! simulations); the queue measured in packets or bytes (section 4 allows
-//! either); byte mode scales `p_b` by size (figure 2's byte-mode line).
-//! O(1) per packet.
+//! Parameters, their defaults and sources: [`RedParams`]; the queue is
+//! measured in packets or bytes (section 4 allows either), and byte mode
+//! scales `p_b` by size (figure 2's byte-mode line). O(1) per packet.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::Ewma;
+use crate::params::{
+    link_rate, nonzero, params, positive_limit, probability, thresholds, weight, SpecError,
+    DEFAULT_LINK_RATE_BPS,
+};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// Whether RED measures the queue (and its thresholds) in packets or bytes.
@@ -41,42 +44,62 @@ pub enum RedMode {
     Bytes,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct RedParams {
-    pub limit: Limit,
-    pub mode: RedMode,
-    /// Thresholds on the average, in packets or bytes by `mode`.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub w_q: f64,
-    pub max_p: f64,
-    pub gentle: bool,
-    /// Mark ECN-capable packets instead of dropping them in the random
-    /// region (forced drops stay drops).
-    pub ecn: bool,
-    /// Typical packet size, for the idle-time correction.
-    pub mean_packet_size: u32,
-    /// Byte mode's reference size (FJ93 figure 2's MaximumPacketSize).
-    pub max_packet_size: u32,
-    /// Link rate, for the transmission time of a typical packet.
-    pub link_rate_bps: u64,
+params! {
+    /// RED's parameters, with the defaults of FJ93's simulations.
+    #[derive(PartialEq)]
+    pub struct RedParams {
+        /// The buffer: 60 packets, 4 x `max_th` (ours; FJ93 leaves it to the
+        /// gateway).
+        pub limit: Limit [Buffer] = Limit::Packets(60),
+        /// Whether the queue and its thresholds count packets or bytes (FJ93
+        /// section 4 allows either; bytes also scales `p_b` by size).
+        pub mode: RedMode [Choice] = RedMode::Packets,
+        /// Lower threshold on the average, in packets or bytes by `mode`: 5
+        /// (FJ93 section 6's simulations).
+        pub min_th: f64 [Number] = 5.0,
+        /// Upper threshold on the average: 15 (FJ93 section 6).
+        pub max_th: f64 [Number] = 15.0,
+        /// Weight of the average: 0.002 (FJ93 section 6).
+        pub w_q: f64 [Number] = 0.002,
+        /// Drop probability at `max_th`: 0.02 = 1/50 (FJ93 section 6).
+        pub max_p: f64 [Number] = 0.02,
+        /// Rise from `max_p` to 1 between `max_th` and `2 max_th` (Floyd 2000).
+        pub gentle: bool [Flag] = false,
+        /// Mark ECN-capable packets instead of dropping them in the random
+        /// region; forced drops stay drops (RFC 3168).
+        pub ecn: bool [Flag] = false,
+        /// The typical packet of section 11's idle-time correction: 1000 bytes
+        /// (ours).
+        pub mean_packet_size: u32 [Bytes] = 1000,
+        /// Byte mode's MaximumPacketSize (FJ93 figure 2): 1500 bytes.
+        pub max_packet_size: u32 [Bytes] = 1500,
+        /// The rate of the link the queue feeds, for the transmission time of
+        /// a typical packet: the simulator fills in the link's (10 Mb/s if
+        /// unknown).
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for RedParams {
-    fn default() -> Self {
-        Self {
-            limit: Limit::Packets(60),
-            mode: RedMode::Packets,
-            min_th: 5.0,
-            max_th: 15.0,
-            w_q: 0.002,
-            max_p: 0.02,
-            gentle: false,
-            ecn: false,
-            mean_packet_size: 1000,
-            max_packet_size: 1500,
-            link_rate_bps: 10_000_000,
-        }
+impl QdiscParams for RedParams {
+    const SUMMARY: &'static str =
+        "random early detection (Floyd-Jacobson 1993), gentle, byte mode, ECN";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        thresholds(self.min_th, self.max_th)?;
+        weight("w_q", self.w_q)?;
+        probability("max_p", self.max_p)?;
+        nonzero("mean_packet_size", self.mean_packet_size)?;
+        nonzero("max_packet_size", self.max_packet_size)?;
+        link_rate(self.link_rate_bps)
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Red::new(self.clone(), seed))
     }
 }
 
@@ -127,7 +150,8 @@ pub struct Red<P> {
 
 impl<P: Packet> Red<P> {
     pub fn new(params: RedParams, seed: u64) -> Self {
-        let s_ns = tx_time_ns(params.mean_packet_size, params.link_rate_bps);
+        let bps = params.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS);
+        let s_ns = tx_time_ns(params.mean_packet_size, bps);
         Self {
             queue: VecDeque::new(),
             bytes: 0,
@@ -279,7 +303,7 @@ mod tests {
             w_q: 0.5,
             min_th: 100.0,
             max_th: 200.0,
-            link_rate_bps: 8_000_000,
+            link_rate_bps: Some(8_000_000),
             ..Default::default()
         };
         let mut red = Red::new(params, 1);

@@ -20,16 +20,20 @@
 //!   `qcount = 0` and draws a new `qR`.
 //! - Accepted packets are tail-dropped if `backlog + len > limit` (bytes).
 //!
-//! Parameters in `tc`'s terms: `limit`, `min`, `max` (bytes), `avpkt`,
-//! `burst`, `probability`, `bandwidth`, `ecn`. Defaults are seed 004's
-//! experiment (section 3.3): 20000/5000/15000 B, avpkt 1000, probability
-//! 0.01, and the digest's recommended `burst 8` (Wlog 3; A18). O(1).
+//! Parameters in `tc`'s terms (`limit`, `min`, `max`, `avpkt`, `burst`,
+//! `probability`, `bandwidth`, `ecn`), their defaults and sources:
+//! [`LinuxRedParams`]. O(1).
 //!
 //! Time: the kernel's psched clock is taken as microseconds.
 
 use std::collections::VecDeque;
 
+use crate::params::{
+    link_rate, nonzero, params, probability, refuse, thresholds, SpecError, DEFAULT_LINK_RATE_BPS,
+    VALID,
+};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Ecn, Packet, QueueDiscipline, Time, Verdicts};
 
 /// Kernel parameters, as `tc` computes them from the user's values.
@@ -47,31 +51,82 @@ pub struct LinuxRedConfig {
     pub ecn: bool,
 }
 
-/// The user's (`tc`'s) parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinuxRedParams {
-    pub limit: u64,
-    pub min_th: u64,
-    pub max_th: u64,
-    pub avpkt: u32,
-    pub burst: u32,
-    pub probability: f64,
-    pub link_rate_bps: u64,
-    pub ecn: bool,
+params! {
+    /// The user's (`tc`'s) parameters, with seed 004's experiment (section
+    /// 3.3, digest 004 A18).
+    #[derive(PartialEq)]
+    pub struct LinuxRedParams {
+        /// tc's `limit`, the hard limit: 20000 bytes (seed 004 section 4.2.2).
+        pub limit: u64 [Bytes] = 20_000,
+        /// tc's `min`: 5000 bytes (seed 004 section 4.2.2).
+        pub min_th: u64 [Bytes] = 5_000,
+        /// tc's `max`: 15000 bytes (seed 004 section 4.2.2).
+        pub max_th: u64 [Bytes] = 15_000,
+        /// tc's `avpkt`, the typical packet: 1000 bytes (seed 004's packets;
+        /// digest A18).
+        pub avpkt: u32 [Bytes] = 1000,
+        /// tc's `burst`, in packets of `avpkt`, which sets Wlog: 8, Wlog 3
+        /// (digest A18, iproute2's `(2 min + max) / (3 avpkt)`).
+        pub burst: u32 [Number] = 8,
+        /// tc's `probability`, the drop probability at `max`: 0.01 (seed
+        /// 004; effectively 10000/2^20 = 0.00954).
+        pub max_p: f64 [Number] = 0.01,
+        /// tc's `ecn`: mark instead of dropping (digest A18: off).
+        pub ecn: bool [Flag] = false,
+        /// tc's `bandwidth`, for the idle damping: the simulator fills in the
+        /// link's (10 Mb/s, tc's default, if unknown).
+        pub link_rate_bps: Option<u64> [Rate] = None,
+    }
 }
 
-impl Default for LinuxRedParams {
-    fn default() -> Self {
-        Self {
-            limit: 20_000,
-            min_th: 5_000,
-            max_th: 15_000,
-            avpkt: 1000,
-            burst: 8,
-            probability: 0.01,
-            link_rate_bps: 10_000_000,
-            ecn: false,
+impl LinuxRedParams {
+    fn link_rate(&self) -> u64 {
+        self.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS)
+    }
+}
+
+impl QdiscParams for LinuxRedParams {
+    const SUMMARY: &'static str = "RED as Linux 2.4 implements it (fixed point, byte averages)";
+
+    /// The checks `tc` makes, and one more: the rate.
+    fn validate(&self) -> Result<(), SpecError> {
+        link_rate(self.link_rate_bps)?;
+        nonzero("limit", self.limit)?;
+        thresholds(self.min_th as f64, self.max_th as f64)?;
+        nonzero("avpkt", self.avpkt)?;
+        nonzero("burst", self.burst)?;
+        probability("max_p", self.max_p)?;
+        if eval_wlog(self.min_th, self.burst, self.avpkt).is_none() {
+            return refuse(
+                "burst",
+                format!(
+                    "burst {} is too small for min_th {} and avpkt {} \
+                     (tc needs burst + 1 - min_th/avpkt >= 1)",
+                    self.burst, self.min_th, self.avpkt
+                ),
+            );
         }
+        if eval_plog(self.min_th, self.max_th, self.max_p).is_none() {
+            return refuse(
+                "max_p",
+                format!(
+                    "{} is too small to represent for max_th - min_th = {} (Plog >= 32)",
+                    self.max_p,
+                    self.max_th - self.min_th
+                ),
+            );
+        }
+        LinuxRedConfig::from_tc(self)
+            .map(|_| ())
+            .or_else(|m| refuse("link_rate_bps", m))
+    }
+
+    fn fill_link_rate(&mut self, bps: u64) {
+        self.link_rate_bps.get_or_insert(bps);
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(RedLinux::new(self, seed).expect(VALID))
     }
 }
 
@@ -130,9 +185,9 @@ impl LinuxRedConfig {
     pub fn from_tc(p: &LinuxRedParams) -> Result<Self, String> {
         let wlog = eval_wlog(p.min_th, p.burst, p.avpkt)
             .ok_or("burst too small for min and avpkt (tc: failed to calculate EWMA constant)")?;
-        let plog = eval_plog(p.min_th, p.max_th, p.probability)
+        let plog = eval_plog(p.min_th, p.max_th, p.max_p)
             .ok_or("probability too small or max <= min (tc: failed to calculate probability)")?;
-        let (scell_log, stab) = eval_idle_damping(wlog, p.avpkt, p.link_rate_bps)
+        let (scell_log, stab) = eval_idle_damping(wlog, p.avpkt, p.link_rate())
             .ok_or("tc: failed to calculate idle damping table")?;
         Ok(Self {
             limit: p.limit,

@@ -10,8 +10,8 @@
 //! the system virtual time v(t) is the tag of the packet in service; the
 //! packet with the smallest tag is sent next.
 //!
-//! Parameters: `limit` (shared buffer; chapter 7 never fills it: an arrival
-//! that does not fit is refused), `weights` and `default_weight` = 1.
+//! Parameters, their defaults and sources: [`ScfqParams`]; an arrival that
+//! does not fit the buffer is refused (chapter 7 never fills it).
 //!
 //! Choices: "the packet in service" is the packet most recently dequeued
 //! (the discipline does not see the end of transmission), so v is its tag.
@@ -26,8 +26,36 @@
 
 use std::collections::VecDeque;
 
-use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap};
+use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap, WeightParams};
+use crate::params::{params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// SCFQ's parameters (seed 000, chapter 7).
+    #[derive(PartialEq)]
+    pub struct ScfqParams {
+        required {
+            /// The shared buffer, packets or bytes; no default (chapter 7:
+            /// never full; an arrival that does not fit is refused).
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub weighting: WeightParams,
+    }
+}
+
+impl QdiscParams for ScfqParams {
+    const SUMMARY: &'static str = "self-clocked fair queueing (O(log n))";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.weighting.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Scfq::new(self.limit, self.weighting.table()))
+    }
+}
 
 pub struct Scfq<P> {
     map: QueueMap,

@@ -33,27 +33,105 @@
 //! Each queued packet remembers which set generations counted it, so a
 //! departure never decrements bins that did not count it.
 //!
-//! Parameters and their sources: `levels` 2 and `bins` 23 (seed 001, section
-//! V); `limit` 100 packets (seed 001); `bin_size` ceil(limit / bins)
-//! (digest 001's B/N, rounded up: the bin is full when it holds that many);
-//! `increment` 0.0025, `decrement` 0.00025, `freeze_time` 100 ms (Feng's ns
-//! Blue model, digest 001 section 2.5 [REC]); `rehash_interval` 0 = off (the
-//! LANL code the report used has no moving hash; Linux uses 600 s with
-//! `warmup_time` 60 s); `penalty_rate` 0 packets/s, i.e. every packet of a
-//! flow whose p_min is 1 is dropped (digest 001, A12; the SFB paper
-//! rate-limits such flows without giving a rate; Linux lets 10 packets/s
-//! through with `penalty_burst` 20, the token bucket used here when
-//! `penalty_rate` > 0); `ecn` off (the report drops).
-//! O(levels) per packet.
+//! Parameters, their defaults and sources: [`SfbParams`]. A flow whose p_min
+//! is 1 goes to a penalty box: a token bucket of `penalty_rate` and
+//! `penalty_burst` (Linux's), which by default lets nothing through (the SFB
+//! paper rate-limits such flows without giving a rate). O(levels) per packet.
 
 use std::collections::VecDeque;
 
-use crate::blue::BlueProbability;
+use crate::blue::{BlueProbability, BlueSteps};
+use crate::params::{checked_packets, packets_only, params, refuse, SpecError};
 use crate::rng::{mix, Rng};
-use crate::{Backlog, DropReason, Ecn, HashFamily, Packet, QueueDiscipline, Time, Verdicts};
+use crate::spec::QdiscParams;
+use crate::{Backlog, DropReason, Ecn, HashFamily, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
+params! {
+    /// SFB's parameters, as seed 001 runs it.
+    #[derive(PartialEq)]
+    pub struct SfbParams {
+        #[flatten] pub steps: BlueSteps,
+        /// The buffer, in packets (the bins count packets): 100 (seed 001).
+        pub limit: Limit [Buffer] = Limit::Packets(100),
+        /// Levels, L: 2 (seed 001: "2 levels with 23 bins each").
+        pub levels: usize [Number] = 2,
+        /// Bins per level, N: 23 (seed 001).
+        pub bins: usize [Number] = 23,
+        /// Packets a bin holds before it counts as full; unset: ceil(limit /
+        /// bins) (digest 001's B/N, A12).
+        pub bin_size: Option<u32> [Number] = None,
+        /// How often the hash functions change; 0, never (the LANL code the
+        /// report used; Linux: 600 s).
+        pub rehash_interval: Time [Time] = 0,
+        /// How long the next bins warm up before a change: 0 (Linux: 60 s).
+        pub warmup_time: Time [Time] = 0,
+        /// Packets per second let through for a flow whose p_min is 1: 0,
+        /// every packet dropped (digest 001, A12; Linux: 10).
+        pub penalty_rate: f64 [Number] = 0.0,
+        /// The penalty box's burst, packets: 20 (Linux).
+        pub penalty_burst: u32 [Number] = 20,
+        /// Mark ECN-capable packets instead of dropping them (the report
+        /// drops).
+        pub ecn: bool [Flag] = false,
+    }
+}
+
+impl SfbParams {
+    /// The configuration the discipline runs with.
+    pub fn config(&self) -> SfbConfig {
+        let limit = checked_packets(self.limit);
+        SfbConfig {
+            limit,
+            levels: self.levels,
+            bins: self.bins,
+            bin_size: self
+                .bin_size
+                .unwrap_or(limit.div_ceil(self.bins as u64) as u32),
+            increment: self.steps.increment,
+            decrement: self.steps.decrement,
+            freeze_time: self.steps.freeze_time,
+            rehash_interval: self.rehash_interval,
+            warmup_time: self.warmup_time,
+            penalty_rate: self.penalty_rate,
+            penalty_burst: self.penalty_burst,
+            ecn: self.ecn,
+        }
+    }
+}
+
+impl QdiscParams for SfbParams {
+    const SUMMARY: &'static str = "stochastic fair Blue: Blue per bin, levels x bins";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        packets_only(self.limit, "SFB's bins count packets")?;
+        if self.levels == 0 {
+            return refuse("levels", "must be at least 1");
+        }
+        if self.bins == 0 {
+            return refuse("bins", "must be at least 1");
+        }
+        if self.bin_size == Some(0) {
+            return refuse("bin_size", "must be at least 1");
+        }
+        self.steps.validate()?;
+        if self.warmup_time > 0 && self.warmup_time >= self.rehash_interval {
+            return refuse("warmup_time", "must be shorter than rehash_interval");
+        }
+        if !(self.penalty_rate >= 0.0 && self.penalty_rate.is_finite()) {
+            return refuse("penalty_rate", "must be a rate >= 0");
+        }
+        Ok(())
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Sfb::new(self.config(), seed))
+    }
+}
+
+/// SFB's configuration: its parameters with the buffer in packets and the
+/// bin size resolved.
 #[derive(Clone, Copy, Debug)]
-pub struct SfbParams {
+pub struct SfbConfig {
     pub limit: u64,
     pub levels: usize,
     pub bins: usize,
@@ -67,26 +145,6 @@ pub struct SfbParams {
     pub penalty_rate: f64,
     pub penalty_burst: u32,
     pub ecn: bool,
-}
-
-impl SfbParams {
-    /// The configuration of seed 001's experiments.
-    pub fn seed001(limit: u64) -> Self {
-        Self {
-            limit,
-            levels: 2,
-            bins: 23,
-            bin_size: limit.div_ceil(23) as u32,
-            increment: 0.0025,
-            decrement: 0.00025,
-            freeze_time: 100_000_000,
-            rehash_interval: 0,
-            warmup_time: 0,
-            penalty_rate: 0.0,
-            penalty_burst: 20,
-            ecn: false,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -112,7 +170,7 @@ struct Entry<P> {
 pub struct Sfb<P> {
     queue: VecDeque<Entry<P>>,
     bytes: u64,
-    c: SfbParams,
+    c: SfbConfig,
     sets: [BinSet; 2],
     /// The set in use.
     current: usize,
@@ -131,7 +189,7 @@ pub struct Sfb<P> {
 }
 
 impl<P: Packet> Sfb<P> {
-    pub fn new(c: SfbParams, seed: u64) -> Self {
+    pub fn new(c: SfbConfig, seed: u64) -> Self {
         let set = |generation, epoch: u64| BinSet {
             hashes: HashFamily::new(c.levels, mix(seed, epoch)),
             generation,
@@ -368,10 +426,11 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
-    fn params() -> SfbParams {
-        SfbParams {
+    /// Seed 001's configuration, without the freeze.
+    fn params() -> SfbConfig {
+        SfbConfig {
             freeze_time: 0,
-            ..SfbParams::seed001(100)
+            ..SfbParams::default().config()
         }
     }
 
@@ -400,7 +459,7 @@ mod tests {
 
     #[test]
     fn a_flow_at_probability_one_goes_to_the_penalty_box() {
-        let c = SfbParams {
+        let c = SfbConfig {
             increment: 1.0,
             penalty_rate: 10.0,
             penalty_burst: 2,
@@ -440,7 +499,7 @@ mod tests {
 
     #[test]
     fn rehash_swaps_in_the_warmed_set_on_the_clock() {
-        let c = SfbParams {
+        let c = SfbConfig {
             rehash_interval: 100 * MS,
             warmup_time: 20 * MS,
             ..params()

@@ -42,23 +42,23 @@
 //! round robin over tokens in the exact variant, weight-proportional random
 //! choice in the randomized one.
 //!
-//! Parameters: `limit` B (hard tail drop, counted as overflow; the paper has
-//! none, digest item 7); `alpha` 1, `lambda1` 1/2, `lambda2` 1/4, `max_p`
-//! 0.02 (every simulation of the paper); `randomized` false; `ecn` false
-//! (the experiments drop; a marked packet is queued and takes its token);
-//! byte mode when `limit` is in bytes (a token is a byte; tokens are handed
-//! out `quantum` bytes at a time, default 1500, so that distribution is not
-//! O(bytes)); `default_weight` 1. Per-flow state is one bucket per active
-//! flow, found in a hash map keyed by flow: O(1) per packet for the
-//! randomized variant, O(N) per bucket creation and per token visit cycle
-//! for the exact one.
+//! Parameters, their defaults and sources: [`SfedParams`]. `limit` is also a
+//! hard tail drop, counted as overflow (the paper has none, digest item 7);
+//! a marked packet is queued and takes its token; byte mode when `limit` is
+//! in bytes (a token is a byte; tokens are handed out `quantum` bytes at a
+//! time, so that distribution is not O(bytes)). Per-flow state is one
+//! bucket per active flow, found in a hash map keyed by flow: O(1) per
+//! packet for the randomized variant, O(N) per bucket creation and per token
+//! visit cycle for the exact one.
 
 use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::token_buckets::{BucketKey, TokenBuckets, SCALE};
+use crate::params::{nonzero, params, positive, positive_limit, probability, refuse, SpecError};
 use crate::rng::Rng;
+use crate::spec::QdiscParams;
 use crate::{
     Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, TrafficClass, Verdicts,
 };
@@ -82,31 +82,28 @@ impl SfedTraffic {
     }
 }
 
-/// A weighted class of the SFED tree (aggregate, hierarchy node, or a
-/// weighted single flow).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SfedClass {
-    pub name: String,
-    /// The class this one belongs to; the root if absent. It must be listed
-    /// earlier.
-    #[serde(default)]
-    pub parent: Option<String>,
-    #[serde(default = "one")]
-    pub weight: f64,
-    /// Flow keys this class takes.
-    #[serde(default)]
-    pub flows: Vec<u64>,
-    /// Traffic classes this class takes (flows listed by key elsewhere win).
-    #[serde(default)]
-    pub traffic: Vec<SfedTraffic>,
-    /// One bucket per flow of the class instead of one for the aggregate.
-    #[serde(default)]
-    pub per_flow: bool,
-}
-
-fn one() -> f64 {
-    1.0
+params! {
+    /// A weighted class of the SFED tree (aggregate, hierarchy node, or a
+    /// weighted single flow; section VI).
+    #[derive(PartialEq)]
+    pub struct SfedClass {
+        required {
+            /// The class's name, for `parent`.
+            pub name: String [Text],
+        }
+        /// The class this one belongs to; the root if absent. It must be
+        /// listed earlier.
+        pub parent: Option<String> [Text] = None,
+        /// Its weight among its siblings: 1.
+        pub weight: f64 [Number] = 1.0,
+        /// Flow keys this class takes.
+        pub flows: Vec<u64> [Numbers] = Vec::new(),
+        /// Traffic classes this class takes (flows listed by key elsewhere
+        /// win).
+        pub traffic: Vec<SfedTraffic> [Choices] = Vec::new(),
+        /// One bucket per flow of the class instead of one for the aggregate.
+        pub per_flow: bool [Flag] = false,
+    }
 }
 
 /// What is wrong with a class list, naming the field.
@@ -189,36 +186,72 @@ pub fn check_classes(classes: &[SfedClass]) -> Result<(), (&'static str, String)
     Ok(())
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct SfedParams {
-    pub limit: Limit,
-    pub alpha: f64,
-    pub lambda1: f64,
-    pub lambda2: f64,
-    pub max_p: f64,
-    pub randomized: bool,
-    pub ecn: bool,
-    /// Bytes handed out per token step in byte mode.
-    pub quantum: u32,
-    pub default_weight: f64,
-    pub classes: Vec<SfedClass>,
+params! {
+    /// SFED's parameters (Kamra et al.; digest 002 sections 1-3).
+    #[derive(PartialEq)]
+    pub struct SfedParams {
+        required {
+            /// The buffer B, packets, or bytes for byte mode; no default. Also
+            /// a hard tail drop.
+            pub limit: Limit [Buffer],
+        }
+        /// The bucket space T = alpha B: alpha 1 ("alpha = 1 throughout").
+        pub alpha: f64 [Number] = 1.0,
+        /// lambda1, the fraction of a bucket below which drops begin: 1/2.
+        pub lambda1: f64 [Number] = 0.5,
+        /// lambda2, the fraction below which every arrival drops: 1/4.
+        pub lambda2: f64 [Number] = 0.25,
+        /// The drop probability at lambda2: 0.02 ("0.02 for RED, FRED and
+        /// SFED").
+        pub max_p: f64 [Number] = 0.02,
+        /// Randomized SFED (section IV-B) instead of exact (IV-A).
+        pub randomized: bool [Flag] = false,
+        /// Mark ECN-capable packets instead of dropping them (the paper:
+        /// "dropped or marked"; its experiments drop).
+        pub ecn: bool [Flag] = false,
+        /// Bytes handed out per token step in byte mode: 1500.
+        pub quantum: u32 [Bytes] = 1500,
+        /// The weight of flows without a class and of the flows of a
+        /// `per_flow` class: 1.
+        pub default_weight: f64 [Number] = 1.0,
+        /// The weighted classes (section VI).
+        pub classes: Vec<SfedClass> [Tables] = Vec::new(),
+    }
 }
 
 impl SfedParams {
-    /// The paper's parameters with buffer `limit`.
+    /// The paper's parameters with buffer `limit`, exact or randomized.
     pub fn paper(limit: Limit, randomized: bool) -> Self {
         Self {
-            limit,
-            alpha: 1.0,
-            lambda1: 0.5,
-            lambda2: 0.25,
-            max_p: 0.02,
             randomized,
-            ecn: false,
-            quantum: 1500,
-            default_weight: 1.0,
-            classes: Vec::new(),
+            ..Self::new(limit)
         }
+    }
+}
+
+impl QdiscParams for SfedParams {
+    const SUMMARY: &'static str =
+        "selective fair early detection: token buckets per flow (exact or randomized)";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        positive("alpha", self.alpha)?;
+        probability("lambda1", self.lambda1)?;
+        probability("lambda2", self.lambda2)?;
+        if !(self.lambda2 > 0.0 && self.lambda2 < self.lambda1) {
+            return refuse(
+                "lambda2",
+                format!("must be in (0, lambda1 = {})", self.lambda1),
+            );
+        }
+        probability("max_p", self.max_p)?;
+        nonzero("quantum", self.quantum)?;
+        positive("default_weight", self.default_weight)?;
+        check_classes(&self.classes).or_else(|(field, message)| refuse(field, message))
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Sfed::new(self.clone(), seed))
     }
 }
 

@@ -19,9 +19,8 @@
 //! beyond its fair share `limit/buckets` only while the free space is at
 //! least its length plus two.
 //!
-//! Parameters (defaults from ns-2 `sfq.cc`): `limit` 40 packets
-//! (`maxqueue_`), `buckets` 16 (`buckets_`), `hash`: `improved` (the
-//! report replaced ns-2's hash, section 2.1; a seeded 64-bit mixer stands in
+//! Parameters, their defaults and sources: [`SfqParams`]. `hash`: `improved`
+//! (the report replaced ns-2's hash, section 2.1; a seeded 64-bit mixer stands in
 //! for its CRC-with-random-bits, which the digest accepts) or `ns2` (the
 //! original `(s + (s>>8) + ~(s>>4)) % (2^20 - 1)` over src+dst, which puts
 //! consecutive addresses into adjacent queues). No perturbation: ns-2 has
@@ -29,7 +28,60 @@
 
 use std::collections::VecDeque;
 
-use crate::{Backlog, DropReason, FlowQueues, HashFamily, Packet, QueueDiscipline, Time, Verdicts};
+use crate::params::{checked_packets, packets_only, params, refuse, SpecError};
+use crate::spec::QdiscParams;
+use crate::{
+    Backlog, DropReason, FlowQueues, HashFamily, Limit, Packet, QueueDiscipline, Time, Verdicts,
+};
+
+params! {
+    /// The buffer SFQ's queues share and its admission rule, as ns-2 has them
+    /// (MQFQ shares them too).
+    #[derive(Copy, PartialEq)]
+    pub struct SharedBuffer {
+        /// The buffer, in packets: 40 (ns-2's `maxqueue_`; the report uses
+        /// 100).
+        pub limit: Limit [Buffer] = Limit::Packets(40),
+        /// The admission rule: ns-2's code (digest 001, ambiguity A3).
+        pub admission: SfqAdmission [Choice] = SfqAdmission::Ns2,
+    }
+}
+
+params! {
+    /// SFQ's parameters, with ns-2's defaults (`sfq.cc`).
+    #[derive(PartialEq)]
+    pub struct SfqParams {
+        #[flatten] pub buffer: SharedBuffer,
+        /// Queues: 16 (ns-2's `buckets_`; the report uses 16, and 32 in
+        /// section V-C).
+        pub buckets: usize [Number] = 16,
+        /// The flow hash: `improved` (the report replaced ns-2's, section
+        /// 2.1).
+        pub hash: SfqHash [Choice] = SfqHash::Improved,
+    }
+}
+
+impl QdiscParams for SfqParams {
+    const SUMMARY: &'static str = "stochastic fair queueing as ns-2 implements it";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        packets_only(self.buffer.limit, "ns-2 SFQ counts its buffer in packets")?;
+        if self.buckets == 0 {
+            return refuse("buckets", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Sfq::new(
+            checked_packets(self.buffer.limit),
+            self.buckets,
+            self.hash,
+            self.buffer.admission,
+            seed,
+        ))
+    }
+}
 
 /// Which hash maps a flow to its queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

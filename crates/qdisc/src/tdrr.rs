@@ -11,20 +11,14 @@
 //! queue's own time constant, which is why TDRR is the best policy for
 //! short-lived flows and multi-hop fairness in the report.
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer.
-//! - `quantum` = 1500 bytes (digest 2.4 [REC]).
-//! - `weight` = 1/32 = 0.03125: "the exponential weight used in our
-//!   simulations" (section 3.2). The report found it insensitive from 0.5
-//!   down to 1e-6.
-//! - `estimator` = departure: the report does not say what sample feeds the
-//!   average (A-TD1). The digest's primary choice, taken here: on every
-//!   departure from queue i, sample = bytes since the queue's previous
-//!   departure / time since it, in bytes per second;
-//!   `thr_i <- (1 - w) thr_i + w * sample`. `arrival` is the alternative:
-//!   the same on every arrival to queue i (under DRR, backlogged queues have
-//!   equal service rates, so arrivals separate aggressive flows more).
-//! - `drop_from` = front (digest 2.6, A-Q1).
+//! Parameters, their defaults and sources: [`TdrrParams`]. The report does
+//! not say what sample feeds the average (A-TD1); the digest's primary
+//! choice, `estimator = "departure"`, is the default: on every departure from
+//! queue i, sample = bytes since the queue's previous departure / time since
+//! it, in bytes per second; `thr_i <- (1 - w) thr_i + w * sample`. `arrival`
+//! is the alternative: the same on every arrival to queue i (under DRR,
+//! backlogged queues have equal service rates, so arrivals separate
+//! aggressive flows more).
 //!
 //! Choices: thr_i starts at 0 and keeps its value while the queue is idle
 //! (it is only compared among active queues). Several events of one queue at
@@ -38,8 +32,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{ever_fits, DrrQueues, IndexedHeap, QueueMap};
+use crate::blocks::{ever_fits, DrrQueues, IndexedHeap, PerFlowQueues, QueueMap};
 use crate::drr::DropEnd;
+use crate::params::{params, positive_limit, weight, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// What feeds TDRR's throughput average.
@@ -51,6 +47,48 @@ pub enum RateEstimator {
     Departure,
     /// Arrival rate, updated on each arrival to the queue.
     Arrival,
+}
+
+params! {
+    /// TDRR's parameters (section 3.2; digest 000).
+    #[derive(PartialEq)]
+    pub struct TdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default.
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub per_flow: PerFlowQueues,
+        /// Which end of the victim queue a push-out takes: `front` (digest
+        /// 000, A-Q1, recommended).
+        pub drop_from: DropEnd [Choice] = DropEnd::Front,
+        /// The weight of the throughput average: 1/32 (section 3.2, "the
+        /// exponential weight used in our simulations"; insensitive from
+        /// 0.5 to 1e-6).
+        pub weight: f64 [Number] = 1.0 / 32.0,
+        /// What feeds the average (digest 000, A-TD1, recommended).
+        pub estimator: RateEstimator [Choice] = RateEstimator::Departure,
+    }
+}
+
+impl QdiscParams for TdrrParams {
+    const SUMMARY: &'static str = "DRR dropping from the queue with the highest throughput average";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.per_flow.validate()?;
+        weight("weight", self.weight)
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Tdrr::new(
+            self.limit,
+            self.per_flow.quantum,
+            self.per_flow.map(seed),
+            self.drop_from,
+            self.weight,
+            self.estimator,
+        ))
+    }
 }
 
 pub struct Tdrr<P> {

@@ -10,18 +10,45 @@
 //! that no packet is ever dropped; if the shared buffer does fill, the
 //! arrival is refused (tail drop).
 //!
-//! Parameters (defaults and their sources):
-//! - `limit`: the shared buffer (chapter 7: never full).
-//! - `quantum` = 1000 bytes per unit of weight: digest A-FQ6 [REC], the
-//!   maximum packet size of chapter 7.
-//! - `weights`: a list of (flow key, weight); `default_weight` = 1 for the
-//!   flows not listed (chapter 7: nine flows of weight 1, one of weight 10).
+//! Parameters, their defaults and sources: [`WdrrParams`].
 //!
 //! O(1) per packet when every quantum is at least the largest packet; with
 //! smaller quanta a queue may take a few turns to send one packet.
 
-use crate::blocks::{DrrQueues, FlowWeights, QueueMap};
+use crate::blocks::{DrrQueues, FlowWeights, QueueMap, WeightParams};
+use crate::params::{nonzero, params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// WDRR's parameters (seed 000, chapter 7).
+    #[derive(PartialEq)]
+    pub struct WdrrParams {
+        required {
+            /// The shared buffer, packets or bytes; no default (chapter 7:
+            /// "large enough that no packet is ever dropped").
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub weighting: WeightParams,
+        /// Bytes per round for each unit of weight: 1000, the largest packet
+        /// of chapter 7 (digest 000, A-FQ6, recommended).
+        pub quantum: u32 [Bytes] = 1000,
+    }
+}
+
+impl QdiscParams for WdrrParams {
+    const SUMMARY: &'static str = "weighted deficit round robin";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        nonzero("quantum", self.quantum)?;
+        self.weighting.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Wdrr::new(self.limit, self.quantum, self.weighting.table()))
+    }
+}
 
 pub struct Wdrr<P> {
     q: DrrQueues<P>,

@@ -13,9 +13,8 @@
 //! eligible flow with the smallest F_i sends. The system virtual time is
 //! V <- max(V + W, min_{backlogged} S_i), W the work done.
 //!
-//! Parameters: `limit` (shared buffer; an arrival that does not fit is
-//! refused: chapter 7 never fills the buffer), `weights`, `default_weight`
-//! = 1.
+//! Parameters, their defaults and sources: [`Wf2qPlusParams`]; an arrival
+//! that does not fit the buffer is refused (chapter 7 never fills it).
 //!
 //! Choices: the discipline does not know the link rate, so weights are
 //! normalised by the backlogged flows, as BSD dummynet's WF2Q+ does: after a
@@ -28,8 +27,36 @@
 //! Complexity: O(log n) per packet, n the number of backlogged flows (two
 //! heaps: eligible flows by F, the others by S).
 
-use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap};
+use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap, WeightParams};
+use crate::params::{params, positive_limit, SpecError};
+use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+
+params! {
+    /// WF2Q+'s parameters (seed 000, chapter 7).
+    #[derive(PartialEq)]
+    pub struct Wf2qPlusParams {
+        required {
+            /// The shared buffer, packets or bytes; no default (chapter 7:
+            /// never full; an arrival that does not fit is refused).
+            pub limit: Limit [Buffer],
+        }
+        #[flatten] pub weighting: WeightParams,
+    }
+}
+
+impl QdiscParams for Wf2qPlusParams {
+    const SUMMARY: &'static str = "WF2Q+ (O(log n))";
+
+    fn validate(&self) -> Result<(), SpecError> {
+        positive_limit(self.limit)?;
+        self.weighting.validate()
+    }
+
+    fn build<P: Packet + Send + 'static>(&self, _seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
+        Box::new(Wf2qPlus::new(self.limit, self.weighting.table()))
+    }
+}
 
 pub struct Wf2qPlus<P> {
     map: QueueMap,

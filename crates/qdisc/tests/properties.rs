@@ -4,12 +4,22 @@
 
 use aqmlab_qdisc::testkit::{run_trace, Op, Promises, TestPacket};
 use aqmlab_qdisc::{
-    Blue, DropTail, Limit, Mqfq, MqfqReorder, QdiscSpec, QueueDiscipline, Sfb, SfbParams, Sfed,
-    SfedClass, SfedParams, SfedTraffic, Sfq, SfqAdmission, SfqHash, TrafficClass,
+    Blue, DropTail, DropTailParams, Limit, Mqfq, MqfqParams, MqfqReorder, QdiscSpec,
+    QueueDiscipline, Sfb, SfbConfig, SfbParams, Sfed, SfedClass, SfedParams, SfedTraffic, Sfq,
+    SfqAdmission, SfqHash, SharedBuffer, TrafficClass,
 };
 use proptest::prelude::*;
 
 type Make = fn(u64) -> Box<dyn QueueDiscipline<TestPacket> + Send>;
+
+/// Seed 001's SFB with a buffer of `limit` packets.
+fn sfb(limit: u64) -> SfbConfig {
+    SfbParams {
+        limit: Limit::Packets(limit),
+        ..SfbParams::default()
+    }
+    .config()
+}
 
 /// Every discipline under test: its name, a constructor from a seed, and
 /// what it promises.
@@ -36,9 +46,9 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         (
             "spec-droptail",
             |s| {
-                QdiscSpec::Droptail {
+                QdiscSpec::Droptail(DropTailParams {
                     limit: Limit::Packets(10),
-                }
+                })
                 .build(s)
             },
             fifo(Limit::Packets(10)),
@@ -137,10 +147,10 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
             "sfb",
             |s| {
                 Box::new(Sfb::new(
-                    SfbParams {
+                    SfbConfig {
                         freeze_time: 1_000_000,
                         increment: 0.05,
-                        ..SfbParams::seed001(20)
+                        ..sfb(20)
                     },
                     s,
                 ))
@@ -151,12 +161,12 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
             "sfb-rehash",
             |s| {
                 Box::new(Sfb::new(
-                    SfbParams {
+                    SfbConfig {
                         rehash_interval: 50_000_000,
                         warmup_time: 10_000_000,
                         increment: 0.2,
                         penalty_rate: 100.0,
-                        ..SfbParams::seed001(20)
+                        ..sfb(20)
                     },
                     s,
                 ))
@@ -220,15 +230,17 @@ fn disciplines() -> Vec<(&'static str, Make, Promises)> {
         (
             "mqfq-d3-spec",
             |s| {
-                QdiscSpec::Mqfq {
-                    limit: Limit::Packets(20),
+                QdiscSpec::Mqfq(MqfqParams {
+                    buffer: SharedBuffer {
+                        limit: Limit::Packets(20),
+                        admission: SfqAdmission::Ns2,
+                    },
                     queues: 5,
                     hashes: 3,
                     quantum: 1500,
                     reorder: MqfqReorder::Resequence,
                     cell: 64,
-                    admission: SfqAdmission::Ns2,
-                }
+                })
                 .build(s)
             },
             fifo(Limit::Packets(20)),

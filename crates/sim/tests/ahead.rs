@@ -19,7 +19,7 @@
 //! (tests/differential.rs has those).
 
 mod common;
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use aqmlab_sim::scenario::TcpProfile;
 use aqmlab_sim::{Results, Scenario};
 use common::*;
@@ -49,9 +49,9 @@ fn scenario(bottleneck: QdiscSpec, delayed_ack: bool) -> Scenario {
                     // 2.1 Mb/s: a 1000-byte packet in 3.8 ms, and room for
                     // 3.
                     link.rate_bps = 2_100_011 + 977 * i;
-                    link.qdisc = QdiscSpec::Droptail {
+                    link.qdisc = QdiscSpec::Droptail(DropTailParams {
                         limit: Limit::Packets(3),
-                    };
+                    });
                 }
             }
         }
@@ -66,25 +66,25 @@ fn scenario(bottleneck: QdiscSpec, delayed_ack: bool) -> Scenario {
         link.delay_ns += 3_001 * i;
         if !reply && i.is_multiple_of(2) {
             link.rate_bps = 2_500_000 + 1_009 * i;
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Packets(9),
-            };
+            });
         }
         if reply && i.is_multiple_of(3) {
             // 40-byte ACKs at 80 kb/s, 4 ms each, and room for 4.
             link.rate_bps = 80_000 + 11 * i;
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Packets(4),
-            };
+            });
         }
     });
     s
 }
 
 fn droptail() -> QdiscSpec {
-    QdiscSpec::Droptail {
+    QdiscSpec::Droptail(DropTailParams {
         limit: Limit::Bytes(24_500),
-    }
+    })
 }
 
 fn qsdrr() -> QdiscSpec {

@@ -7,7 +7,7 @@
 #![cfg(feature = "census")]
 
 mod common;
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use aqmlab_sim::Simulation;
 use common::*;
 
@@ -16,9 +16,9 @@ fn run(answer_ahead: bool) -> Simulation {
     let mut scenario = odd_dumbbell(12, 3, reno());
     edit_links(&mut scenario, |link| {
         if link.name == "bottleneck" {
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Packets(20),
-            };
+            });
         }
     });
     let accelerations = if answer_ahead {

@@ -2,7 +2,7 @@
 //! live in Python; these build the resolved form directly).
 #![allow(dead_code)]
 
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use aqmlab_sim::scenario::*;
 pub use aqmlab_sim::Accelerations;
 
@@ -31,9 +31,9 @@ pub fn reno() -> TcpProfile {
 }
 
 fn droptail(limit: u64) -> QdiscSpec {
-    QdiscSpec::Droptail {
+    QdiscSpec::Droptail(DropTailParams {
         limit: Limit::Packets(limit),
-    }
+    })
 }
 
 fn numbered(names: &[&str], count: u32) -> NameRun {

@@ -31,9 +31,9 @@ fn slow_receivers() -> aqmlab_sim::Scenario {
     edit_links(&mut s, |link| {
         if link.name.starts_with("access_d") && !link.name.ends_with("_rev") {
             link.rate_bps = 6_000_000 + link.from as u64 * 1_000; // each flow's bottleneck
-            link.qdisc = aqmlab_qdisc::QdiscSpec::Droptail {
+            link.qdisc = aqmlab_qdisc::QdiscSpec::Droptail(aqmlab_qdisc::DropTailParams {
                 limit: aqmlab_qdisc::Limit::Packets(12),
-            };
+            });
         }
     });
     s

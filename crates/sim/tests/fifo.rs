@@ -11,7 +11,7 @@
 //! distinct; tests/differential.rs has the ties.
 
 mod common;
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use common::*;
 
 const FLOWS: usize = 12;
@@ -24,9 +24,9 @@ fn scenario() -> aqmlab_sim::Scenario {
     let mut s = odd_dumbbell(FLOWS as u64, 5, reno());
     edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Bytes(24_500),
-            };
+            });
         }
         if let Some(i) = link.name.strip_prefix("access_d") {
             let Ok(i) = i.parse::<usize>() else {
@@ -35,9 +35,9 @@ fn scenario() -> aqmlab_sim::Scenario {
             link.delay_ns += 3_001 * i as u64;
             if slow_receiver(i) {
                 link.rate_bps = 1_500_000 + 1_009 * i as u64;
-                link.qdisc = QdiscSpec::Droptail {
+                link.qdisc = QdiscSpec::Droptail(DropTailParams {
                     limit: Limit::Packets(9),
-                };
+                });
                 link.monitor = true;
             }
         }

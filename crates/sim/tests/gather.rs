@@ -6,7 +6,7 @@
 //! both.
 
 mod common;
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use aqmlab_sim::{Results, Scenario};
 use common::*;
 
@@ -23,9 +23,9 @@ fn run(scenario: Scenario, gather: bool) -> Results {
 
 /// Twelve Reno flows through a 30 Mb/s bottleneck that drops.
 fn scenario() -> Scenario {
-    with_bottleneck(QdiscSpec::Droptail {
+    with_bottleneck(QdiscSpec::Droptail(DropTailParams {
         limit: Limit::Bytes(24_500),
-    })
+    }))
 }
 
 fn with_bottleneck(qdisc: QdiscSpec) -> Scenario {
@@ -87,9 +87,9 @@ fn answers_not_given_ahead_are_waited_for() {
         if link.name.starts_with("access_d") && !link.name.ends_with("_rev") {
             link.rate_bps = 2_000_000 + link.from as u64 * 1_009;
             link.delay_ns += 7 * MS;
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Packets(12),
-            };
+            });
         }
         if link.name == "bottleneck_rev" {
             // So that ACKs meet there, and their order tells.

@@ -6,7 +6,7 @@
 //! result tables keep on their own.
 
 mod common;
-use aqmlab_qdisc::{Limit, QdiscSpec};
+use aqmlab_qdisc::{DropTailParams, Limit, QdiscSpec};
 use aqmlab_sim::scenario::{PacketTrace, PcapTrace, Trace, TraceEvent};
 use aqmlab_sim::{Column, Results, Scenario};
 use common::*;
@@ -32,9 +32,9 @@ fn scenario(trace: Trace) -> Scenario {
     s.warmup_ns = 2 * S + 7;
     edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
-            link.qdisc = QdiscSpec::Droptail {
+            link.qdisc = QdiscSpec::Droptail(DropTailParams {
                 limit: Limit::Bytes(24_500),
-            };
+            });
         }
     });
     s.trace = trace;

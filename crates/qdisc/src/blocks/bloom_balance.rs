@@ -44,6 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::{BloomFilters, HashFamily, IndexedHeap};
+use crate::params::{params, refuse, SpecError, MS};
 use crate::Time;
 
 /// Which dynamic rebalancing runs after the static greedy assignment.
@@ -71,7 +72,65 @@ impl Balancing {
     }
 }
 
-/// Parameters of the distributor (plain units: bits, nanoseconds).
+params! {
+    /// The distributor's parameters, as a scenario gives them (digest 000,
+    /// section 2.11).
+    #[derive(Copy, PartialEq)]
+    pub struct BloomParams {
+        /// Bloom filters, N_f; unset: 10 per queue (Table 5.1's 20,000 for
+        /// 2,000 queues; the 200/20 and 2,000/200 of sections 5.2 and 5.3).
+        pub filters: Option<u32> [Number] = None,
+        /// Bits per filter, m: 50 (Table 5.1: under 1% false positives at 5
+        /// flows a filter).
+        pub bits: u32 [Number] = 50,
+        /// Hash functions, k: 7 = round(ln 2 m/n) (digest A-BF2).
+        pub hashes: u32 [Number] = 7,
+        /// The clearing period T: 200 ms (section 5.2).
+        pub period: Time [Time] = 200 * MS,
+        /// The counting window delta: 50 ms (section 5.2).
+        pub delta: Time [Time] = 50 * MS,
+        /// The rebalancing: `dequeue` ("DB alone is sufficient", section
+        /// 5.3.2).
+        pub balancing: Balancing [Choice] = Balancing::Dequeue,
+    }
+}
+
+impl BloomParams {
+    /// Refuse impossible parameters (they sit in a discipline's `bloom`).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.filters == Some(0) {
+            return refuse("bloom.filters", "must be at least 1");
+        }
+        if self.bits == 0 {
+            return refuse("bloom.bits", "must be at least 1");
+        }
+        if self.hashes == 0 {
+            return refuse("bloom.hashes", "must be at least 1");
+        }
+        if self.period == 0 {
+            return refuse("bloom.period", "must be positive");
+        }
+        if self.delta >= self.period {
+            return refuse("bloom.delta", "must be shorter than bloom.period");
+        }
+        Ok(())
+    }
+
+    /// The distributor's configuration over `queues` queues.
+    pub fn config(&self, queues: usize) -> BloomConfig {
+        BloomConfig {
+            queues,
+            filters: self.filters.map_or(10 * queues, |f| f as usize),
+            bits: self.bits,
+            hashes: self.hashes,
+            period: self.period,
+            delta: self.delta,
+            balancing: self.balancing,
+        }
+    }
+}
+
+/// The distributor's configuration (plain units: bits, nanoseconds).
 #[derive(Clone, Copy, Debug)]
 pub struct BloomConfig {
     pub queues: usize,

@@ -10,9 +10,9 @@
 use crate::blocks::Stamped;
 use crate::{DropReason, Ecn, Packet, Time, Verdicts};
 
-/// The parameters of the control law.
+/// The settings of the control law (a discipline's parameters give them).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CodelParams {
+pub struct CodelConfig {
     /// TARGET: acceptable standing queue delay, ns (RFC 8289 section 4.4: 5 ms).
     pub target: Time,
     /// INTERVAL: the sliding window, ns (RFC 8289 section 4.3: 100 ms).
@@ -58,7 +58,7 @@ impl CodelVars {
     /// target for at least an interval?
     fn should_drop<P: Packet>(
         &mut self,
-        p: &CodelParams,
+        p: &CodelConfig,
         head: Option<&Stamped<P>>,
         backlog: u64,
         now: Time,
@@ -86,7 +86,7 @@ impl CodelVars {
     /// `verdicts` as buffered [`DropReason::Early`] drops.
     pub fn dequeue<P: Packet, Q: CodelQueue<P>>(
         &mut self,
-        p: &CodelParams,
+        p: &CodelConfig,
         now: Time,
         queue: &mut Q,
         verdicts: &mut Verdicts<P>,

@@ -9,11 +9,47 @@
 //! The report states that its discard policies are not specific to DRR
 //! (digest 000, section 2.4): the scheduler here is DRR throughout.
 
+use crate::blocks::queue_map::{check_map, Mapping};
 use crate::blocks::{
-    DrrRing, Fifo, Fifos, FlowWeights, Member, PerQueue, Place, PooledQueues, QueueLengths,
-    QueueMap,
+    BloomParams, DrrRing, Fifo, Fifos, FlowWeights, Member, PerQueue, Place, PooledQueues,
+    QueueLengths, QueueMap,
 };
+use crate::params::{nonzero, params, SpecError};
 use crate::{Backlog, Limit, Packet, Time};
+
+params! {
+    /// The queues of seed 000's DRR disciplines, as a scenario gives them:
+    /// how many, how flows map to them (see
+    /// `docs/disciplines/queue-mapping.md`), and DRR's quantum.
+    #[derive(Copy, PartialEq)]
+    pub struct PerFlowQueues {
+        /// DRR's quantum: 1500 bytes, the MTU (digest 000, 2.4, recommended): with
+        /// the 1500-byte packets of every experiment DRR is packet round
+        /// robin.
+        pub quantum: u32 [Bytes] = 1500,
+        /// The number of queues (buckets); unset: one queue per flow
+        /// (section 4.0).
+        pub queues: Option<u32> [Number] = None,
+        /// How flows are spread over `queues`: by a hash when unset (digest
+        /// 000, 2.10 and 2.11).
+        pub mapping: Option<Mapping> [Choice] = None,
+        /// The Bloom-filter distributor of `mapping = "bloom"` (chapter 5).
+        pub bloom: BloomParams [Table] = BloomParams::default(),
+    }
+}
+
+impl PerFlowQueues {
+    /// Refuse an impossible quantum or queue map.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        nonzero("quantum", self.quantum)?;
+        check_map(self.queues, self.mapping, &self.bloom)
+    }
+
+    /// Which queue a packet joins; `seed` feeds the hash.
+    pub fn map(&self, seed: u64) -> QueueMap {
+        QueueMap::new(self.queues, self.mapping, &self.bloom, seed)
+    }
+}
 
 /// Everything the queue set keeps of one queue, in one cache line: its
 /// FIFO (24 bytes), its place in the DRR round (32) and its place in the

@@ -17,7 +17,10 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::blocks::{BloomBalancer, HashFamily};
+use serde::{Deserialize, Serialize};
+
+use crate::blocks::{BloomBalancer, BloomParams, HashFamily};
+use crate::params::{params, refuse, SpecError};
 use crate::rng::splitmix64;
 use crate::Time;
 
@@ -112,6 +115,43 @@ impl FlowIds {
     }
 }
 
+/// How flows are spread over a given number of queues (digest 000, sections
+/// 2.10 and 2.11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mapping {
+    /// A seeded hash of the flow key.
+    #[default]
+    Hash,
+    /// `flow_key mod queues`: the even spread of Figures 5.1 and 6.13 when
+    /// flows are numbered 0, 1, 2, ...
+    Modulo,
+    /// Bloom-filter flow counting with greedy assignment and rebalancing.
+    Bloom,
+}
+
+/// Refuse an impossible queue map: `queues` and `mapping` of a discipline.
+pub fn check_map(
+    queues: Option<u32>,
+    mapping: Option<Mapping>,
+    bloom: &BloomParams,
+) -> Result<(), SpecError> {
+    match queues {
+        Some(0) => return refuse("queues", "must be at least 1"),
+        None if mapping.is_some() => {
+            return refuse(
+                "mapping",
+                "needs `queues` (without it every flow has its own queue)",
+            )
+        }
+        _ => {}
+    }
+    if mapping == Some(Mapping::Bloom) {
+        bloom.validate()?;
+    }
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 pub enum QueueMap {
     /// One queue per flow, allocated on first sight.
@@ -127,6 +167,25 @@ pub enum QueueMap {
 impl QueueMap {
     pub fn per_flow() -> Self {
         QueueMap::PerFlow(FlowIds::default())
+    }
+
+    /// One queue per flow without `queues`; else `queues` queues, flows
+    /// spread by `mapping` (a hash if unset).
+    pub fn new(
+        queues: Option<u32>,
+        mapping: Option<Mapping>,
+        bloom: &BloomParams,
+        seed: u64,
+    ) -> Self {
+        let Some(n) = queues else {
+            return QueueMap::per_flow();
+        };
+        let n = n as usize;
+        match mapping.unwrap_or_default() {
+            Mapping::Hash => QueueMap::hashed(n, seed),
+            Mapping::Modulo => QueueMap::Modulo { count: n },
+            Mapping::Bloom => QueueMap::Bloom(Box::new(BloomBalancer::new(bloom.config(n), seed))),
+        }
     }
 
     pub fn hashed(count: usize, seed: u64) -> Self {
@@ -195,6 +254,56 @@ impl QueueMap {
         if let QueueMap::Bloom(b) = self {
             b.wakeup(now);
         }
+    }
+}
+
+params! {
+    /// A flow's weight in a weighted scheduler.
+    #[derive(Copy, PartialEq, Eq)]
+    pub struct FlowWeight {
+        required {
+            /// The flow's key.
+            pub flow: u64 [Number],
+            /// Its weight, at least 1.
+            pub weight: u32 [Number],
+        }
+    }
+}
+
+params! {
+    /// The weights of a weighted scheduler (WDRR, SCFQ, WF2Q+; seed 000,
+    /// chapter 7).
+    #[derive(PartialEq)]
+    pub struct WeightParams {
+        /// Flows weighted otherwise than `default_weight` (chapter 7: nine
+        /// flows of weight 1 and one of weight 10).
+        pub weights: Vec<FlowWeight> [Tables] = Vec::new(),
+        /// The weight of every flow not listed: 1.
+        pub default_weight: u32 [Number] = 1,
+    }
+}
+
+impl WeightParams {
+    /// Refuse a weight of 0.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.default_weight == 0 {
+            return refuse("default_weight", "must be at least 1");
+        }
+        if let Some(w) = self.weights.iter().find(|w| w.weight == 0) {
+            return refuse(
+                "weights",
+                format!("flow {} has weight 0 (weights are at least 1)", w.flow),
+            );
+        }
+        Ok(())
+    }
+
+    /// The weights as the schedulers look them up.
+    pub fn table(&self) -> FlowWeights {
+        FlowWeights::new(
+            self.weights.iter().map(|w| (w.flow, w.weight)),
+            self.default_weight,
+        )
     }
 }
 
