@@ -48,11 +48,13 @@ pub enum Event {
     /// A change to the packets in flight made ahead of its time falls due
     /// (`Ledger::fall_due`): the change, as an `i32`'s bits.
     InFlight(u32),
+    /// A TCP flow's application stops writing (its group's `stop`).
+    FlowStop(u32),
 }
 
 impl Event {
     /// The kinds' names, in the order of `kind`.
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 12] = [
         "TxDone",
         "PipeHead",
         "QdiscWake",
@@ -64,6 +66,7 @@ impl Event {
         "WarmupEnd",
         "Sample",
         "InFlight",
+        "FlowStop",
     ];
 
     /// The event's kind, as an index into `KINDS`.
@@ -80,6 +83,7 @@ impl Event {
             Event::WarmupEnd => 8,
             Event::Sample => 9,
             Event::InFlight(_) => 10,
+            Event::FlowStop(_) => 11,
         }
     }
 }

@@ -159,6 +159,7 @@ mod tests {
             class: Default::default(),
             ecn: Default::default(),
             ece: false,
+            sack: Default::default(),
         }
     }
 

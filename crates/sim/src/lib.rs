@@ -10,7 +10,6 @@
 pub mod census;
 pub mod check;
 pub mod events;
-mod holes;
 mod inbox;
 pub mod ledger;
 pub mod metrics;

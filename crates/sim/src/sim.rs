@@ -19,7 +19,7 @@ use crate::pool::Pool;
 use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::sender_samples::{KeptSamples, SenderSample};
-use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
+use crate::tcp::{payload_of, Outbox, SackBlocks, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
 
 /// Random-stream ids: one namespace per kind of component, so that adding a
@@ -38,6 +38,9 @@ pub struct TcpFlow {
     pub receiver: TcpReceiver,
     pub profile: u32,
     pub trace_cwnd: bool,
+    /// Its group stops at a time: the sender acts on its own then, so its
+    /// ACKs are not answered ahead (`mark_answered_ahead`).
+    pub stops: bool,
     pub sender: TcpSender,
     delack_event_at: MaybeTime,
     /// On-off sources only: the idle time between transfers, their tally.
@@ -49,6 +52,7 @@ pub struct TcpFlow {
 impl TcpFlow {
     fn new(profile: u32, sender: TcpSender, on_off: Option<Box<OnOff>>, trace_cwnd: bool) -> Self {
         Self {
+            stops: false,
             profile,
             sender,
             receiver: TcpReceiver::default(),
@@ -386,6 +390,7 @@ impl Simulation {
                     size_bytes,
                     off_time,
                     trace_cwnd,
+                    stop_ns,
                     ..
                 } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
@@ -399,9 +404,14 @@ impl Simulation {
                         })
                     });
                     let sender = TcpSender::new(p, *size_bytes);
-                    let tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    let mut tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    tcp.stops = stop_ns.is_some();
                     let transport = Transport::Tcp(tcp);
                     self.add_flow(group, path, reverse, start_ns, *size_bytes, transport);
+                    if let Some(stop) = *stop_ns {
+                        let id = self.flows.len() as u32 - 1;
+                        self.events.schedule(stop, Event::FlowStop(id));
+                    }
                 }
                 FlowGroup::Udp {
                     packet_size,
@@ -509,7 +519,7 @@ impl Simulation {
         let mut marks = Vec::with_capacity(2 * self.flows.len());
         for flow in &self.flows {
             let (data, acks) = match &flow.transport {
-                Transport::Tcp(tcp) if allow && tcp.on_off.is_none() => {
+                Transport::Tcp(tcp) if allow && tcp.on_off.is_none() && !tcp.stops => {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     (
                         !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
@@ -865,6 +875,7 @@ impl Simulation {
             Event::WarmupEnd => self.open_window(),
             Event::Sample => self.sample(),
             Event::InFlight(change) => self.ledger.fall_due(change as i32),
+            Event::FlowStop(f) => self.flow_stop(f),
         }
     }
 
@@ -1762,6 +1773,9 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
+        if tcp.sender.is_stopped() {
+            return;
+        }
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
         // Only an on-off source starts again.
         if let Some(o) = &mut tcp.on_off {
@@ -1773,6 +1787,15 @@ impl Simulation {
         tcp.sender.open(now, f, p, &mut self.outbox);
         self.arm_rto(f as usize);
         self.flush_outbox();
+    }
+
+    /// The application of TCP flow `f` stops writing (`TcpSender::stop`).
+    fn flow_stop(&mut self, f: u32) {
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+            return;
+        };
+        tcp.sender
+            .stop(&self.scenario.tcp_profiles[tcp.profile as usize]);
     }
 
     fn udp_send(&mut self, f: u32) {
@@ -1826,6 +1849,7 @@ impl Simulation {
             class: udp.class,
             ecn: aqmlab_qdisc::Ecn::NotEct,
             ece: false,
+            sack: SackBlocks::NONE,
         };
         udp.seq = udp.seq.wrapping_add(1);
         udp.packets_sent += 1;
@@ -1924,7 +1948,7 @@ impl Simulation {
                     in_ca += sender.in_congestion_avoidance as u32;
                 }
                 if tcp.trace_cwnd {
-                    self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd);
+                    self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd());
                 }
             }
         }
