@@ -159,7 +159,7 @@ mod tests {
             class: Default::default(),
             ecn: Default::default(),
             ece: false,
-            sack: Default::default(),
+            sack_tag: 0,
         }
     }
 

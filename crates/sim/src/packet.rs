@@ -1,9 +1,8 @@
-//! The simulator's packet: a small plain value (56 bytes) that is moved
+//! The simulator's packet: a small plain value (40 bytes) that is moved
 //! through queues and pipes, never boxed.
 
 use aqmlab_qdisc::{Ecn, Packet, TrafficClass};
 
-use crate::tcp::SackBlocks;
 use crate::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +50,9 @@ pub struct SimPacket {
     pub ecn: Ecn,
     /// ACK echoes a CE mark (ECN-Echo).
     pub ece: bool,
-    /// ACK of a SACK receiver: its SACK blocks (12 bytes, the packet's
-    /// last 16 with padding).
-    pub sack: SackBlocks,
+    /// ACK: the tag of its SACK option, filed beside it
+    /// (`crate::tcp::SackOptions`); 0: none. (In what was padding.)
+    pub sack_tag: u8,
 }
 
 impl Packet for SimPacket {

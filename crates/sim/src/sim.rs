@@ -19,7 +19,7 @@ use crate::pool::Pool;
 use crate::prefetch::{prefetch, prefetch_all, prefetch_at, prefetch_start};
 use crate::scenario::{ArrivalSpec, Dist, FlowGroup, NameRun, Scenario, UdpSource};
 use crate::sender_samples::{KeptSamples, SenderSample};
-use crate::tcp::{payload_of, Outbox, SackBlocks, TcpReceiver, TcpSender};
+use crate::tcp::{payload_of, Outbox, TcpReceiver, TcpSender};
 use crate::{MaybeTime, Time};
 
 /// Random-stream ids: one namespace per kind of component, so that adding a
@@ -1849,7 +1849,7 @@ impl Simulation {
             class: udp.class,
             ecn: aqmlab_qdisc::Ecn::NotEct,
             ece: false,
-            sack: SackBlocks::NONE,
+            sack_tag: 0,
         };
         udp.seq = udp.seq.wrapping_add(1);
         udp.packets_sent += 1;

@@ -26,6 +26,7 @@ pub fn reno() -> TcpProfile {
         clock_granularity_ns: 10 * MS,
         syn: false,
         ecn: false,
+        cubic: CubicParams::default(),
     }
 }
 
@@ -103,6 +104,7 @@ impl Dumbbell {
                     size_bytes: None,
                     off_time: None,
                     trace_cwnd,
+                    stop_ns: None,
                 })
                 .into(),
             ..Flows::default()

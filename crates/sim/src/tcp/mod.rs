@@ -46,16 +46,19 @@ mod sender;
 
 pub use cc::{CongestionControl, Window};
 pub use receiver::{Delivery, TcpReceiver};
-pub use sack_blocks::SackBlocks;
+pub use sack_blocks::{SackBlocks, SackOptions};
 pub use sender::TcpSender;
 
 use crate::packet::SimPacket;
 use crate::scenario::TcpProfile;
 
-/// Packets a state machine wants sent, drained by the simulator.
+/// What the state machines put on the wire: the packets to send, drained
+/// by the simulator, and the SACK options of the ACKs among them, kept
+/// here until the ACKs arrive (`sack_blocks`).
 #[derive(Default)]
 pub struct Outbox {
     pub packets: Vec<SimPacket>,
+    pub sack: SackOptions,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,16 +155,17 @@ pub(crate) mod testing {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: false,
-            sack: SackBlocks::NONE,
+            sack_tag: 0,
         }
     }
 
-    /// An ACK of `seq` that SACKs `blocks` (most recent first).
-    pub fn sack(seq: u32, blocks: &[(u32, u32)]) -> SimPacket {
-        SimPacket {
-            sack: SackBlocks::new(seq, blocks.iter().copied()),
-            ..ack(seq, 0)
-        }
+    /// An ACK of `seq` that SACKs `blocks` (most recent first), its option
+    /// filed in `out`.
+    pub fn sack(out: &mut Outbox, seq: u32, blocks: &[(u32, u32)]) -> SimPacket {
+        let mut a = ack(seq, 0);
+        out.sack
+            .file(&mut a, SackBlocks::new(seq, blocks.iter().copied()));
+        a
     }
 
     pub fn data(seq: u32) -> SimPacket {

@@ -6,7 +6,7 @@ use aqmlab_qdisc::{Ecn, TrafficClass};
 
 use super::holes::Holes;
 use super::sacker::{Arrival, Sacker};
-use super::{Outbox, SackBlocks};
+use super::Outbox;
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::TcpProfile;
 use crate::{MaybeTime, Time};
@@ -83,7 +83,7 @@ impl TcpReceiver {
             }
         }
         if pkt.kind == Kind::Syn {
-            self.send_ack(Kind::SynAck, pkt.flow, pkt.stamp, SackBlocks::NONE, p, out);
+            self.send_ack(Kind::SynAck, pkt.flow, pkt.stamp, p, out);
             return none;
         }
         let ce = pkt.ecn == Ecn::Ce;
@@ -114,8 +114,10 @@ impl TcpReceiver {
             self.unacked = true;
             self.delack_deadline = MaybeTime::at(now + p.delayed_ack_timeout_ns);
         } else {
-            let sack = self.sack_blocks(pkt.seq, p);
-            self.ack_now(pkt.flow, sack, p, out);
+            self.flush(pkt.flow, p, out);
+            if self.above.is_some() && p.uses_sack() {
+                self.add_sack(pkt.seq, out);
+            }
         }
         Delivery {
             new_in_order,
@@ -123,61 +125,53 @@ impl TcpReceiver {
         }
     }
 
-    /// The SACK blocks of the ACK for packet `seq`, just taken in: none
-    /// without SACK or without a hole (a delayed ACK never has one).
-    fn sack_blocks(&mut self, seq: u32, p: &TcpProfile) -> SackBlocks {
+    /// Give the ACK just sent for packet `seq`, taken in while a hole is
+    /// open, the SACK blocks ns-2's SACK sink would send.
+    #[inline(never)]
+    fn add_sack(&mut self, seq: u32, out: &mut Outbox) {
         let next_expected = self.next_expected;
-        match &mut self.above {
-            Some(r) if p.uses_sack() => {
-                let arrival = if seq > next_expected {
-                    let (start, end) = r.holes.run((seq - next_expected) as usize);
-                    Arrival::AboveHole((next_expected + start as u32, next_expected + end as u32))
-                } else {
-                    Arrival::Below { next_expected }
-                };
-                let sacker = r.sacker.get_or_insert_with(Default::default);
-                sacker.report(arrival, next_expected)
-            }
-            _ => SackBlocks::NONE,
+        let Some(r) = &mut self.above else {
+            unreachable!("a hole is open");
+        };
+        let arrival = if seq > next_expected {
+            let (start, end) = r.holes.run((seq - next_expected) as usize);
+            Arrival::AboveHole((next_expected + start as u32, next_expected + end as u32))
+        } else {
+            Arrival::Below { next_expected }
+        };
+        let sacker = r.sacker.get_or_insert_with(Default::default);
+        let blocks = sacker.report(arrival, next_expected);
+        if !blocks.is_empty() {
+            let Outbox { packets, sack } = out;
+            let ack = packets.last_mut().expect("the ACK just sent");
+            ack.size += blocks.wire_bytes();
+            sack.file(ack, blocks);
         }
     }
 
-    /// Send the cumulative ACK now (the delayed-ACK timer: no hole, no
-    /// SACK blocks).
+    /// Send the cumulative ACK now (delayed-ACK timer or second packet).
     pub fn flush(&mut self, flow: u32, p: &TcpProfile, out: &mut Outbox) {
-        self.ack_now(flow, SackBlocks::NONE, p, out);
-    }
-
-    fn ack_now(&mut self, flow: u32, sack: SackBlocks, p: &TcpProfile, out: &mut Outbox) {
         self.unacked = false;
         self.delack_deadline = MaybeTime::NONE;
         let echo = self.echo;
-        self.send_ack(Kind::Ack, flow, echo, sack, p, out);
+        self.send_ack(Kind::Ack, flow, echo, p, out);
     }
 
-    fn send_ack(
-        &mut self,
-        kind: Kind,
-        flow: u32,
-        echo: Time,
-        sack: SackBlocks,
-        p: &TcpProfile,
-        out: &mut Outbox,
-    ) {
+    fn send_ack(&mut self, kind: Kind, flow: u32, echo: Time, p: &TcpProfile, out: &mut Outbox) {
         out.packets.push(SimPacket {
             stamp: echo,
             at: 0,
             flow,
             route: 0,
             seq: self.next_expected,
-            size: p.ack_size + sack.wire_bytes(),
+            size: p.ack_size,
             epoch: self.epoch,
             hop: 0,
             kind,
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: std::mem::take(&mut self.ece),
-            sack,
+            sack_tag: 0,
         });
     }
 }
@@ -197,7 +191,7 @@ mod tests {
         let mut acks = |r: &mut TcpReceiver, seq| {
             let d = r.on_data(&data(seq), 0, &p, &mut out);
             let a = out.packets.pop().unwrap();
-            assert!(a.sack.is_empty(), "Reno's receiver sends no SACK blocks");
+            assert_eq!(a.sack_tag, 0, "Reno's receiver sends no SACK blocks");
             (a.seq, d.new_in_order)
         };
         assert_eq!(acks(&mut r, 0), (1, 1));
@@ -238,7 +232,7 @@ mod tests {
         let mut ack = |seq| {
             r.on_data(&data(seq), 0, &p, &mut out);
             let a = out.packets.pop().unwrap();
-            let blocks: Vec<Block> = a.sack.iter(a.seq).collect();
+            let blocks: Vec<Block> = out.sack.take(&a).iter().collect();
             assert_eq!(a.size, 40 + 8 * blocks.len() as u32);
             (a.seq, blocks)
         };

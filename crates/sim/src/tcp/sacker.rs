@@ -84,7 +84,7 @@ mod tests {
     use super::*;
 
     fn report(s: &mut Sacker, arrival: Arrival, next: u32) -> Vec<Block> {
-        s.report(arrival, next).iter(next).collect()
+        s.report(arrival, next).iter().collect()
     }
 
     /// Packet 10 is lost, then 12 and 14: every ACK reports the newest

@@ -8,7 +8,7 @@ use aqmlab_qdisc::{Ecn, TrafficClass};
 use super::cc::{Ack, Aimd, CongestionControl, Cubic, Policy, Window};
 use super::recovery::{Progress, Recovery, Sack1};
 use super::rto::{Backoff, RttEstimator};
-use super::{mss, packets_for, payload_of, Outbox, Phase, SackBlocks, TcpCounters};
+use super::{mss, packets_for, payload_of, Outbox, Phase, TcpCounters};
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::{TcpProfile, TcpVariant};
 use crate::{MaybeTime, Time};
@@ -44,6 +44,8 @@ pub struct TcpSender {
     ecn_recover: u32,
     rtt: RttEstimator,
     backoff: Backoff,
+    /// The variant's loss recovery (kept here: no profile read to find it).
+    pub(super) recovery: Recovery,
     /// The application stopped writing (`stop`); and did so before the
     /// transfer was all sent, so that its end is no completion.
     stopped: bool,
@@ -71,7 +73,7 @@ struct VariantState {
 impl VariantState {
     fn of(p: &TcpProfile) -> Option<Box<Self>> {
         let cubic = (p.variant == TcpVariant::Cubic).then(Cubic::default);
-        let sack = (Recovery::of(p) == Recovery::Sack1).then(Sack1::default);
+        let sack = p.uses_sack().then(Sack1::default);
         (cubic.is_some() || sack.is_some()).then(|| Box::new(Self { cubic, sack }))
     }
 }
@@ -96,6 +98,7 @@ impl TcpSender {
             ecn_recover: 0,
             rtt: RttEstimator::default(),
             backoff: Backoff::default(),
+            recovery: Recovery::of(profile),
             stopped: false,
             cut_short: false,
             rto_deadline: MaybeTime::NONE,
@@ -221,7 +224,7 @@ impl TcpSender {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: false,
-            sack: SackBlocks::NONE,
+            sack_tag: 0,
         });
     }
 
@@ -259,7 +262,7 @@ impl TcpSender {
             class: TrafficClass::Tcp,
             ecn: if p.ecn { Ecn::Ect } else { Ecn::NotEct },
             ece: false,
-            sack: SackBlocks::NONE,
+            sack_tag: 0,
         });
         if self.rto_deadline.is_none() {
             self.arm_timer(now, p);
@@ -267,6 +270,7 @@ impl TcpSender {
     }
 
     /// Send what the window allows, from `snd_nxt` on.
+    #[inline(always)]
     pub(super) fn send_new(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
         let limit = self
             .snd_una
@@ -306,7 +310,7 @@ impl TcpSender {
                 return !self.cut_short;
             }
         } else if acked == self.snd_una && self.snd_una < self.snd_max {
-            Recovery::of(p).on_dupack(self, ack, now, p, out);
+            self.recovery.on_dupack(self, ack, now, p, out);
         }
         false
     }
@@ -319,28 +323,28 @@ impl TcpSender {
         let rtt = now.saturating_sub(ack.stamp);
         self.rtt.sample(rtt as f64);
         self.backoff.reset();
-        let recovery = Recovery::of(p);
         if self.in_recovery {
+            let recovery = self.recovery;
             if recovery.on_ack_in_recovery(self, ack, newly, now, p, out) == Progress::Recovering {
                 return;
             }
         } else {
-            recovery.on_ack_outside_recovery(self);
             if ack.ece && p.ecn && self.snd_una > self.ecn_recover {
                 // At most once a window of data (RFC 3168 section 6.1.2).
                 let (mut policy, w) = self.policy();
                 policy.on_ecn_echo(w, now, p);
                 self.ecn_recover = self.snd_max;
             } else {
-                let ack = Ack {
+                let (snd_una, snd_nxt) = (self.snd_una, self.snd_nxt);
+                let ack = || Ack {
                     acked: newly,
                     rtt,
                     now,
-                    snd_una: self.snd_una,
-                    snd_nxt: self.snd_nxt,
+                    snd_una,
+                    snd_nxt,
                 };
                 let (mut policy, w) = self.policy();
-                policy.on_ack(w, &ack, p);
+                policy.grow(w, ack, p);
             }
         }
         self.dupacks = 0;
@@ -379,7 +383,7 @@ impl TcpSender {
                 self.in_recovery = false;
                 self.recover = self.snd_max;
                 self.backoff.double();
-                Recovery::of(p).on_timeout(self);
+                self.recovery.on_timeout(self);
                 self.send_new(now, flow, p, out);
                 if self.rto_deadline.is_none() {
                     self.arm_timer(now, p);

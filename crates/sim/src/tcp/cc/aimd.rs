@@ -13,7 +13,7 @@ impl CongestionControl for Aimd {
     /// One packet an ACK in slow start, `1/cwnd` in congestion avoidance
     /// (RFC 5681 section 3.1; ns-2 counts ACKs, not packets acknowledged).
     #[inline(always)]
-    fn on_ack(&mut self, w: &mut Window, _: &Ack, _: &TcpProfile) {
+    fn on_ack(&mut self, w: &mut Window, _: Ack, _: &TcpProfile) {
         if w.in_slow_start() {
             w.cwnd += 1.0;
         } else {
@@ -70,9 +70,9 @@ mod tests {
             cwnd: 9.0,
             ssthresh: 10.0,
         };
-        Aimd.on_ack(&mut w, &ack(), &p);
+        Aimd.on_ack(&mut w, ack(), &p);
         assert_eq!(w.cwnd, 10.0, "slow start: one packet an ACK");
-        Aimd.on_ack(&mut w, &ack(), &p);
+        Aimd.on_ack(&mut w, ack(), &p);
         assert!(
             (w.cwnd - 10.1).abs() < 1e-12,
             "CA adds 1/cwnd, got {}",

@@ -65,8 +65,9 @@ impl CongestionControl for Cubic {
         self.hystart.new_round(now, snd_nxt);
     }
 
-    fn on_ack(&mut self, w: &mut Window, ack: &Ack, p: &TcpProfile) {
-        self.rtt_sample(w, ack, p);
+    #[inline(never)]
+    fn on_ack(&mut self, w: &mut Window, ack: Ack, p: &TcpProfile) {
+        self.rtt_sample(w, &ack, p);
         let mut acked = ack.acked as f64;
         if w.in_slow_start() {
             let grown = (w.cwnd + acked).min(w.ssthresh);
@@ -286,7 +287,7 @@ mod tests {
             trace.push((start, w.cwnd));
             let n = w.cwnd as u64;
             for i in 0..n {
-                cubic.on_ack(w, &ack(start + i * RTT / n), p);
+                cubic.on_ack(w, ack(start + i * RTT / n), p);
             }
         }
         trace
@@ -364,7 +365,7 @@ mod tests {
             let n = w.cwnd as u64;
             for i in 0..n {
                 w_est += alpha / w.cwnd;
-                cubic.on_ack(&mut w, &ack(r * RTT + i * RTT / n), &p);
+                cubic.on_ack(&mut w, ack(r * RTT + i * RTT / n), &p);
             }
             let behind = w_est - w.cwnd;
             assert!(
@@ -396,7 +397,7 @@ mod tests {
         cubic.on_timeout(&mut w, 0, 0, &p);
         assert_eq!((w.cwnd, w.ssthresh, cubic.w_max), (1.0, 49.0, 0.0));
         // Slow start counts packets acknowledged, up to ssthresh.
-        cubic.on_ack(&mut w, &Ack { acked: 2, ..ack(0) }, &p);
+        cubic.on_ack(&mut w, Ack { acked: 2, ..ack(0) }, &p);
         assert_eq!(w.cwnd, 3.0);
     }
 
@@ -423,12 +424,12 @@ mod tests {
                 snd_nxt: if i < 100 { 50 } else { 1000 },
             };
             for i in 0..10 {
-                cubic.on_ack(&mut w, &spaced(i, RTT), &p);
+                cubic.on_ack(&mut w, spaced(i, RTT), &p);
             }
             assert!(w.in_slow_start());
             // The next round: 20 ms more; HyStart needs 8 samples.
             for i in 100..120 {
-                cubic.on_ack(&mut w, &spaced(i, RTT + 20_000_000), &p);
+                cubic.on_ack(&mut w, spaced(i, RTT + 20_000_000), &p);
             }
             assert_eq!(!w.in_slow_start(), on, "hystart {on}");
         }

@@ -59,7 +59,7 @@ pub trait CongestionControl {
     fn on_start(&mut self, _now: Time, _snd_nxt: u32) {}
 
     /// A new ACK outside loss recovery: grow the window.
-    fn on_ack(&mut self, w: &mut Window, ack: &Ack, p: &TcpProfile);
+    fn on_ack(&mut self, w: &mut Window, ack: Ack, p: &TcpProfile);
 
     /// Duplicate ACKs signalled a loss: set ssthresh, and cwnd to the
     /// reduced window (which a loss recovery may then inflate or restart).
@@ -80,6 +80,18 @@ pub enum Policy<'a> {
     Cubic(&'a mut Cubic),
 }
 
+impl Policy<'_> {
+    /// `on_ack`, the ACK made only for a policy that reads it: AIMD reads
+    /// none of it, and a Reno ACK builds none.
+    #[inline(always)]
+    pub fn grow(&mut self, w: &mut Window, ack: impl FnOnce() -> Ack, p: &TcpProfile) {
+        match self {
+            Policy::Aimd(a) => a.on_ack(w, ack(), p),
+            Policy::Cubic(c) => c.on_ack(w, ack(), p),
+        }
+    }
+}
+
 impl CongestionControl for Policy<'_> {
     #[inline]
     fn on_start(&mut self, now: Time, snd_nxt: u32) {
@@ -90,7 +102,7 @@ impl CongestionControl for Policy<'_> {
     }
 
     #[inline(always)]
-    fn on_ack(&mut self, w: &mut Window, ack: &Ack, p: &TcpProfile) {
+    fn on_ack(&mut self, w: &mut Window, ack: Ack, p: &TcpProfile) {
         match self {
             Policy::Aimd(a) => a.on_ack(w, ack, p),
             Policy::Cubic(c) => c.on_ack(w, ack, p),

@@ -57,6 +57,7 @@ impl Recovery {
     }
 
     /// An ACK of `snd_una` again, with data outstanding.
+    #[inline(always)]
     pub fn on_dupack(
         self,
         s: &mut TcpSender,
@@ -92,15 +93,8 @@ impl Recovery {
         }
     }
 
-    /// A new ACK outside recovery, before the window grows.
-    #[inline(always)]
-    pub fn on_ack_outside_recovery(self, s: &mut TcpSender) {
-        if self == Recovery::Sack1 {
-            sack1::on_ack_outside_recovery(s);
-        }
-    }
-
     /// A timeout, once the sender went back to `snd_una`.
+    #[inline]
     pub fn on_timeout(self, s: &mut TcpSender) {
         if self == Recovery::Sack1 {
             sack1::on_timeout(s);

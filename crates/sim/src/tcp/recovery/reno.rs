@@ -13,12 +13,14 @@ use crate::scenario::TcpProfile;
 use crate::tcp::{Outbox, TcpSender};
 use crate::Time;
 
+#[inline(always)]
 pub fn on_dupack(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &mut Outbox) {
     dupack(s, flow, now, p, out, |_| true);
 }
 
 /// A duplicate ACK, Reno's way; NewReno's `may_recover` refuses a new
 /// recovery for duplicate ACKs of data sent before the last one.
+#[inline(always)]
 pub fn dupack(
     s: &mut TcpSender,
     flow: u32,

@@ -17,7 +17,9 @@
 //!   ACK; each adds one to `pipe`.
 //! - The ACK of everything outstanding when recovery began ends it, with
 //!   the window as the reduction left it (no deflation: it never
-//!   inflated). A new ACK outside recovery clears the scoreboard.
+//!   inflated). A new ACK outside recovery clears the scoreboard (here
+//!   when it is next read, so that the ACKs of the other variants pay
+//!   nothing for it).
 //! - A timeout clears the scoreboard, goes back N, and ignores duplicate
 //!   ACKs until the next new ACK (`timeout_`).
 //!
@@ -38,12 +40,35 @@ pub struct Sack1 {
     pipe: i64,
     /// ns-2's `timeout_`: a timeout's go-back-N is under way.
     after_timeout: bool,
+    /// `snd_una` when the scoreboard was last cleared or read outside
+    /// recovery: if it moved since, new ACKs came.
+    una: u32,
     scoreboard: Scoreboard,
 }
 
+impl Sack1 {
+    /// What the new ACKs outside recovery since the last look did: clear
+    /// the scoreboard, end a timeout's go-back-N (`recv`).
+    fn catch_up(&mut self, snd_una: u32) {
+        if self.una != snd_una {
+            self.una = snd_una;
+            self.scoreboard.clear();
+            self.after_timeout = false;
+        }
+    }
+
+    /// Clear the scoreboard with `snd_una` where it is.
+    fn clear(&mut self, snd_una: u32) {
+        self.una = snd_una;
+        self.scoreboard.clear();
+    }
+}
+
+#[inline(never)]
 pub fn on_dupack(s: &mut TcpSender, ack: &SimPacket, now: Time, p: &TcpProfile, out: &mut Outbox) {
     let snd_una = s.snd_una;
-    let blocks = ack.sack.iter(ack.seq);
+    let option = out.sack.take(ack);
+    let blocks = option.iter();
     if s.in_recovery {
         let sack = s.sack1();
         sack.pipe -= 1;
@@ -52,6 +77,7 @@ pub fn on_dupack(s: &mut TcpSender, ack: &SimPacket, now: Time, p: &TcpProfile, 
         return;
     }
     let sack = s.sack1();
+    sack.catch_up(snd_una);
     if !sack.after_timeout && sack.scoreboard.update(snd_una, blocks) {
         s.dupacks += 1;
         if s.dupacks == p.dupack_threshold {
@@ -82,6 +108,7 @@ fn dupack_action(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &
     s.send_data(hole, now, flow, p, out);
 }
 
+#[inline(never)]
 pub fn on_ack_in_recovery(
     s: &mut TcpSender,
     ack: &SimPacket,
@@ -90,32 +117,29 @@ pub fn on_ack_in_recovery(
     out: &mut Outbox,
 ) -> Progress {
     let (snd_una, over) = (s.snd_una, ack.seq >= s.recover);
+    let option = out.sack.take(ack);
     let sack = s.sack1();
     sack.pipe -= 1;
     if over {
-        sack.scoreboard.clear();
+        sack.clear(ack.seq);
         s.in_recovery = false;
         // ns-2 forgets the recovery point: the next recovery may come at once.
         s.recover = 0;
         return Progress::Over;
     }
     // A partial ACK: also the retransmission it acknowledges leaves the pipe.
-    sack.scoreboard.update(snd_una, ack.sack.iter(ack.seq));
+    sack.scoreboard.update(snd_una, option.iter());
     sack.pipe -= 1;
     s.arm_timer(now, p);
     send_much(s, ack.flow, now, p, out);
     Progress::Recovering
 }
 
-pub fn on_ack_outside_recovery(s: &mut TcpSender) {
-    let sack = s.sack1();
-    sack.scoreboard.clear();
-    sack.after_timeout = false;
-}
-
+#[inline(never)]
 pub fn on_timeout(s: &mut TcpSender) {
+    let snd_una = s.snd_una;
     let sack = s.sack1();
-    sack.scoreboard.clear();
+    sack.clear(snd_una);
     sack.after_timeout = true;
 }
 
@@ -153,21 +177,28 @@ mod tests {
     use crate::Time;
 
     /// The ACKs a receiver sends for `arrivals` (in order) when it has all
-    /// up to `una` and nothing above, as ns-2's SACK sink forms them.
-    fn acks_for(una: u32, arrivals: &[u32]) -> Vec<SimPacket> {
+    /// up to `una` and nothing above, as ns-2's SACK sink forms them, their
+    /// options filed in `out`.
+    fn acks_for(una: u32, arrivals: &[u32], out: &mut Outbox) -> Vec<SimPacket> {
         use crate::tcp::testing::{data, profile};
         use crate::tcp::TcpReceiver;
         let p = profile(TcpVariant::Sack);
         let mut r = TcpReceiver::default();
-        let mut out = Outbox::default();
+        let mut acks = Outbox::default();
         for seq in 0..una {
-            r.on_data(&data(seq), 0, &p, &mut out);
+            r.on_data(&data(seq), 0, &p, &mut acks);
         }
-        out.packets.clear();
+        acks.packets.clear();
         for &seq in arrivals {
-            r.on_data(&data(seq), 0, &p, &mut out);
+            r.on_data(&data(seq), 0, &p, &mut acks);
         }
-        out.packets
+        // The options go to the sender's outbox with their ACKs.
+        let mut packets = acks.packets;
+        for a in packets.iter_mut().filter(|a| a.sack_tag != 0) {
+            let blocks = acks.sack.take(a);
+            out.sack.file(a, blocks);
+        }
+        packets
     }
 
     fn feed(s: &mut TcpSender, acks: &[SimPacket], now: Time, out: &mut Outbox) -> Vec<u32> {
@@ -187,7 +218,7 @@ mod tests {
     fn several_losses_in_one_window_recover_in_one_round_trip() {
         let (mut s, p, mut out) = grown(TcpVariant::Sack);
         let received = [9, 11, 12, 14, 15, 16, 17];
-        let acks = acks_for(8, &received);
+        let acks = acks_for(8, &received, &mut out);
         // After three duplicate ACKs: recovery, 8 resent, pipe = 10 - 3.
         let first = feed(&mut s, &acks[..3], 300, &mut out);
         assert_eq!(first, vec![8]);
@@ -198,7 +229,7 @@ mod tests {
         let more = feed(&mut s, &acks[3..], 310, &mut out);
         assert_eq!(more, vec![10, 13]);
         // One round trip on, 8 arrives: a partial ACK to 10; pipe 5 - 2.
-        let partial = acks_for(8, &[received.as_slice(), &[8]].concat())
+        let partial = acks_for(8, &[received.as_slice(), &[8]].concat(), &mut out)
             .pop()
             .unwrap();
         assert_eq!(partial.seq, 10);
@@ -207,7 +238,7 @@ mod tests {
         // 10 and 13 arrive: the ACK of 18 (all outstanding at the start)
         // ends recovery, the window as the reduction left it.
         let resent: Vec<u32> = [8, 10, 13].into();
-        let all = acks_for(8, &[received.as_slice(), &resent].concat());
+        let all = acks_for(8, &[received.as_slice(), &resent].concat(), &mut out);
         s.on_ack(all.last().unwrap(), 410, &p, &mut out);
         assert!(!s.in_recovery);
         assert_eq!(s.cwnd(), 5.0);
@@ -235,14 +266,16 @@ mod tests {
     #[test]
     fn duplicate_acks_count_only_with_news() {
         let (mut s, p, mut out) = grown(TcpVariant::Sack);
-        let same = sack(8, &[(9, 10)]);
         for _ in 0..5 {
+            let same = sack(&mut out, 8, &[(9, 10)]);
             s.on_ack(&same, 300, &p, &mut out);
         }
         assert!(!s.in_recovery);
         assert_eq!(s.dupacks, 1);
-        s.on_ack(&sack(8, &[(9, 11)]), 300, &p, &mut out);
-        s.on_ack(&sack(8, &[(9, 12)]), 300, &p, &mut out);
+        let more = sack(&mut out, 8, &[(9, 11)]);
+        s.on_ack(&more, 300, &p, &mut out);
+        let more = sack(&mut out, 8, &[(9, 12)]);
+        s.on_ack(&more, 300, &p, &mut out);
         assert!(s.in_recovery);
         assert_eq!(sent(&mut out), vec![8]);
     }
@@ -256,7 +289,8 @@ mod tests {
         assert_eq!(sent(&mut out), vec![8]);
         let t = deadline + 1;
         for hi in 10..14 {
-            s.on_ack(&sack(8, &[(9, hi)]), t, &p, &mut out);
+            let a = sack(&mut out, 8, &[(9, hi)]);
+            s.on_ack(&a, t, &p, &mut out);
         }
         assert!(!s.in_recovery);
         assert_eq!(s.dupacks, 0);
