@@ -498,7 +498,8 @@ impl Simulation {
     /// - data packets, at the receiver, if it answers each with one ACK at
     ///   once (no delayed ACKs);
     /// - ACKs, at the sender, unless its window is traced (each sample
-    ///   writes it out). With many flows the sender's state is out of the
+    ///   writes it out) or it stops at a time (it acts on its own then,
+    ///   `flow_stop`). With many flows the sender's state is out of the
     ///   caches: a gathering link's batch fetches it early
     ///   (`prefetch_gathered`).
     fn mark_answered_ahead(&mut self, allow: bool) {
@@ -519,11 +520,11 @@ impl Simulation {
         let mut marks = Vec::with_capacity(2 * self.flows.len());
         for flow in &self.flows {
             let (data, acks) = match &flow.transport {
-                Transport::Tcp(tcp) if allow && tcp.on_off.is_none() && !tcp.stops => {
+                Transport::Tcp(tcp) if allow && tcp.on_off.is_none() => {
                     let p = &self.scenario.tcp_profiles[tcp.profile as usize];
                     (
                         !p.delayed_ack && answer_passes(flow.reverse, p.ack_size),
-                        !tcp.trace_cwnd && answer_passes(flow.forward, p.packet_size),
+                        !tcp.trace_cwnd && !tcp.stops && answer_passes(flow.forward, p.packet_size),
                     )
                 }
                 _ => (false, false),
