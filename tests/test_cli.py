@@ -27,7 +27,9 @@ MALFORMED = [
     ("missing-required", lambda t: t.replace('duration = "60s"\n', ""), "duration: required field missing"),
     ("list-length", lambda t: t.replace('start = { dist = "uniform", low = "0s", high = "1s" }', 'start = ["0s", "1s"]'), "flows[0].start"),
     ("negative-buffer", lambda t: t.replace('limit = "60pkt"', 'limit = "-60pkt"'), "topology.bottleneck.qdisc.limit"),
-    ("bad-variant", lambda t: t.replace('variant = "reno"', 'variant = "cubic"'), "tcp.variant"),
+    ("bad-variant", lambda t: t.replace('variant = "reno"', 'variant = "vegas"'), "tcp.variant"),
+    ("bad-cubic-beta", lambda t: t.replace('variant = "reno"', 'variant = "cubic"\ncubic = { beta = 1.5 }'), "tcp.cubic.beta"),
+    ("stop-before-start", lambda t: t.replace("trace_cwnd = true", 'trace_cwnd = true\nstop = "0.5s"'), "flows[0].stop: must be later than the start"),
     ("count-zero", lambda t: t.replace("count = 10", "count = 0"), "flows[0].count"),
     ("bad-toml", lambda t: t + "\n[[flows]\n", "invalid TOML"),
     (
