@@ -314,14 +314,15 @@ impl Scenario {
             if let FlowGroup::Tcp { stop_ns, .. } = group {
                 let field = format!("flows.reverse_path[{i}]");
                 self.check_path(fl.reverse_path.get(i), dst, src, &field)?;
-                ensure(
-                    stop_ns.is_none_or(|stop| stop > fl.start_ns[i]),
-                    format!("flows.groups[{}].stop_ns", fl.group[i]),
-                    format!(
-                        "must be later than the start of flow {i} ({} ns)",
-                        fl.start_ns[i]
-                    ),
-                )?;
+                if stop_ns.is_some_and(|stop| stop <= fl.start_ns[i]) {
+                    return Err(ScenarioError::new(
+                        format!("flows.groups[{}].stop_ns", fl.group[i]),
+                        format!(
+                            "must be later than the start of flow {i} ({} ns)",
+                            fl.start_ns[i]
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

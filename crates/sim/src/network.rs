@@ -468,8 +468,8 @@ mod tests {
         assert!(tcp + offset_of!(TcpFlow, receiver) + size_of::<TcpReceiver>() <= 64);
         assert_eq!(tcp + offset_of!(TcpFlow, sender), 64);
         // The sender in lines 1 and 2, at most: an ACK reads no more.
-        assert!(size_of::<TcpSender>() <= 128);
-        assert!(Flow::ACK_BYTES <= 192);
+        const { assert!(size_of::<TcpSender>() <= 128) };
+        const { assert!(Flow::ACK_BYTES <= 192) };
         assert_eq!(Flow::DELACK_EVENT_AT / 64, 3);
     }
 

@@ -113,7 +113,7 @@ impl Holes {
             let ones = (self.word(end / 64) >> (end % 64)).trailing_ones() as usize;
             end += ones;
             // Stopped inside the word, or at a word boundary with nothing more.
-            if end % 64 != 0 || ones == 0 {
+            if !end.is_multiple_of(64) || ones == 0 {
                 break;
             }
         }

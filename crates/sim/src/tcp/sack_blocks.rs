@@ -144,7 +144,8 @@ impl SackOptions {
             .take_while(|o| o.seq == ack.seq)
             .position(own);
         let blocks = found.map_or(SackBlocks::NONE, |i| {
-            f.options.drain(..=i).last().expect("filed").blocks
+            f.options.drain(..i);
+            f.options.pop_front().expect("filed").blocks
         });
         if f.options.is_empty() {
             self.flows.remove(&ack.flow);
