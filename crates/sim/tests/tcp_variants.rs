@@ -55,7 +55,7 @@ fn cubic_window_follows_the_rfc_9438_cubic_between_losses() {
         .collect();
     assert!(losses.len() >= 10, "{} losses", losses.len());
     let mut w_max_last = f64::INFINITY;
-    let mut checked = 0;
+    let (mut checked, mut worst) = (0, 0.0f64);
     for pair in losses.windows(2) {
         let (loss, next) = (pair[0], pair[1]);
         let w = trace[loss - 1].1;
@@ -79,6 +79,7 @@ fn cubic_window_follows_the_rfc_9438_cubic_between_losses() {
         let k = ((w_max - epoch_window) / c).cbrt();
         for &(t, cwnd) in &trace[start..next] {
             let expected = c * (t - t0 - k).powi(3) + w_max;
+            worst = worst.max((cwnd - expected).abs());
             assert!(
                 (cwnd - expected).abs() < 1.0,
                 "at {t:.3} s: cwnd {cwnd:.2}, W(t) {expected:.2} (W_max {w_max:.1}, K {k:.2} s)"
@@ -87,6 +88,7 @@ fn cubic_window_follows_the_rfc_9438_cubic_between_losses() {
         }
     }
     assert!(checked > 50_000, "{checked} samples checked");
+    eprintln!("{checked} samples within {worst:.3} packets of W(t)");
 }
 
 /// RFC 9438 section 5: on a path with a large BDP (50 Mb/s, 200 ms: 1,250
@@ -223,4 +225,39 @@ fn sack_and_cubic_answered_ahead_are_what_arrivals_would_do() {
     stopping.check().unwrap();
     let (data, acks) = aqmlab_sim::Simulation::new(stopping).answering_ahead();
     assert_eq!((data, acks), (4, 0), "flow 0 traces its window, 1-3 stop");
+}
+
+/// `Scenario::check` refuses a stop no later than a start and CUBIC
+/// parameters out of range, naming the field.
+#[test]
+fn check_refuses_an_early_stop_and_cubic_parameters_out_of_range() {
+    let refused = |edit: &dyn Fn(&mut Scenario)| {
+        let mut s = odd(3, cubic());
+        edit(&mut s);
+        let e = s.check().expect_err("the change must be refused");
+        format!("{}: {}", e.field, e.message)
+    };
+    let stop_at = |t| {
+        move |s: &mut Scenario| {
+            if let FlowGroup::Tcp { stop_ns, .. } = &mut s.flows.groups[1] {
+                *stop_ns = Some(t);
+            }
+        }
+    };
+    let mut s = odd(3, cubic());
+    stop_at(2_000_007)(&mut s);
+    s.check().unwrap();
+    // Flow 2 starts at 2,000,006 ns.
+    assert_eq!(
+        refused(&stop_at(2_000_006)),
+        "flows.groups[1].stop_ns: must be later than the start of flow 2 (2000006 ns)"
+    );
+    assert_eq!(
+        refused(&|s| s.tcp_profiles[0].cubic.beta = 1.0),
+        "tcp_profiles[0].cubic.beta: must be between 0 and 1"
+    );
+    assert_eq!(
+        refused(&|s| s.tcp_profiles[0].cubic.c = f64::NAN),
+        "tcp_profiles[0].cubic.c: must be positive"
+    );
 }
