@@ -46,8 +46,11 @@ def load_contract() -> tuple[dict[str, Any], dict[str, Any]]:
     enums: dict[str, Any] = {}
     for path in SOURCES:
         text = path.read_text()
-        for m in re.finditer(r"pub struct (\w+) \{(.*?)\n\}", text, re.S):
-            structs[m[1]] = _fields(m[2])
+        for m in re.finditer(r"((?:#\[[^\n]*\]\n)*)pub struct (\w+) \{(.*?)\n\}", text, re.S):
+            fields = _fields(m[3])
+            if re.search(r"#\[serde\([^)]*\bdefault\b", m[1]):  # every field has a default
+                fields = {name: (rust_type, True) for name, (rust_type, _) in fields.items()}
+            structs[m[2]] = fields
         for m in re.finditer(r"((?:#\[[^\n]*\]\n)*)pub enum (\w+) \{(.*?)\n\}", text, re.S):
             attrs, name, body = m[1], m[2], m[3]
             tag = re.search(r'tag = "(\w+)"', attrs)
@@ -207,7 +210,9 @@ def test_the_contract_parser_reads_the_rust_model():
     assert enums["FlowGroup"][0] == "kind" and set(enums["FlowGroup"][1]) == {"tcp", "udp"}
     assert enums["UdpSource"][0] == "model" and "on_off" in enums["UdpSource"][1]
     assert enums["Dist"][0] == "dist" and "pareto" in enums["Dist"][1]
-    assert set(enums["TcpVariant"][1]) == {"tahoe", "reno", "newreno"}
+    assert set(enums["TcpVariant"][1]) == {"tahoe", "reno", "newreno", "sack", "cubic"}
+    assert structs["CubicParams"]["beta"] == ("f64", True)  # #[serde(default)] on the struct
+    assert structs["TcpProfile"]["cubic"] == ("CubicParams", True)
     assert enums["Limit"][0] is None and set(enums["Limit"][1]) == {"packets", "bytes"}
 
 
@@ -231,7 +236,8 @@ def test_the_checker_rejects_what_rust_would_refuse():
         lambda r: r["flows"]["group"].__setitem__(0, len(r["flows"]["groups"])),
         lambda r: r["flows"]["groups"][-1]["source"].update(model="onoff"),
         lambda r: r["flows"]["groups"][0].update(size_bytes=1.5),
-        lambda r: r["tcp_profiles"][0].update(variant="cubic"),
+        lambda r: r["tcp_profiles"][0].update(variant="vegas"),
+        lambda r: r["tcp_profiles"][0].update(cubic={"beta": 0.7, "k": 2}),
     ):
         import copy
 

@@ -260,6 +260,39 @@ def test_tcp_overrides_become_deduplicated_profiles():
     assert p1["variant"] == "tahoe" and p1["receiver_window"] == 20 and p1["min_rto_ns"] == 1_000_000_000
 
 
+def test_cubic_parameters_resolve_for_cubic_alone_and_only_those_set():
+    d = dumbbell()
+    d["tcp"] = {"variant": "cubic", "cubic": {"beta": 0.5}}
+    d["flows"] = [
+        {"kind": "tcp", "group": "a"},
+        {"kind": "tcp", "group": "b", "tcp": {"cubic": {"hystart": True}}},
+        {"kind": "tcp", "group": "c", "tcp": {"variant": "sack"}},
+    ]
+    r = rows(Scenario.model_validate(d).resolve())
+    profile = [r["tcp_profiles"][f["profile"]] for f in r["flows"]]
+    assert profile[0]["variant"] == "cubic" and profile[0]["cubic"] == {"beta": 0.5}
+    assert profile[1]["cubic"] == {"beta": 0.5, "hystart": True}, "a flow's cubic table overrides field by field"
+    assert profile[2]["variant"] == "sack" and "cubic" not in profile[2]
+    d["tcp"] = {"variant": "cubic"}
+    d["flows"] = [{"kind": "tcp"}]
+    (p,) = rows(Scenario.model_validate(d).resolve())["tcp_profiles"]
+    assert "cubic" not in p, "the defaults are Rust's"
+    d["tcp"]["cubic"] = {"recovery": "tahoe"}
+    assert _error(d).field == "tcp.cubic.recovery"
+
+
+def test_a_tcp_flow_stops_after_its_starts():
+    d = dumbbell()
+    r = rows(Scenario.model_validate(d).resolve())
+    assert "stop_ns" not in r["flows"][0], "a flow that writes to the end resolves as before"
+    d["flows"][0]["stop"] = "5s"
+    r = rows(Scenario.model_validate(d).resolve())
+    assert all(f["stop_ns"] == 5_000_000_000 for f in r["flows"])
+    d["flows"][0]["stop"] = "0.5s"  # the starts are spread over the first second
+    e = _error(d)
+    assert e.field == "flows[0].stop" and "later than the start" in str(e)
+
+
 def test_sizes_in_packets_count_payload():
     d = dumbbell()
     d["tcp"] = {"packet_size": "1500B", "header_size": "52B"}

@@ -69,6 +69,9 @@ def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
         "clock_granularity_ns": units.parse_time(cfg.clock_granularity, f"{where}.clock_granularity"),
         "syn": cfg.syn,
         "ecn": cfg.ecn,
+        # CUBIC's parameters only for CUBIC, and only those set (the rest are
+        # Rust's defaults): other profiles resolve as they did before it.
+        **({"cubic": cubic} if cfg.variant == "cubic" and (cubic := cfg.cubic.model_dump(exclude_none=True)) else {}),
     }
 
 
@@ -89,7 +92,10 @@ class _Profiles:
         cfg = self.base
         place = "tcp"
         if override is not None:
-            data = {**self.base.model_dump(), **override.model_dump(exclude_none=True)}
+            base, changes = self.base.model_dump(), override.model_dump(exclude_none=True)
+            # A flow's `cubic` table overrides the base's field by field.
+            changes["cubic"] = {**base["cubic"], **changes.get("cubic", {})}
+            data = {**base, **changes}
             try:
                 cfg = TcpConfig.model_validate(data)
             except ValidationError as e:  # pragma: no cover - every value was validated
@@ -369,6 +375,8 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
             "size_bytes": size,
             "off_time": None if f.off_time is None else sim_dist(f.off_time, "time", f"{where}.off_time"),
             "trace_cwnd": f.trace_cwnd,
+            # Only when set: a flow that writes to the end resolves as before.
+            **({} if f.stop is None else {"stop_ns": _stop(f.stop, starts, where)}),
         }
     rate = units.parse_rate(f.rate, f"{where}.rate")
     if f.model == "cbr":
@@ -383,10 +391,7 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
             "off": sim_dist(f.off, "time", f"{where}.off"),
         }
     packet_size = units.parse_bytes(f.packet_size, f"{where}.packet_size")
-    stop = None if f.stop is None else units.parse_time(f.stop, f"{where}.stop")
-    if stop is not None and (late := starts >= stop).any():
-        start = int(starts[np.argmax(late)])
-        raise UserError(f"must be later than the start ({units.format_time(start)})", f"{where}.stop")
+    stop = None if f.stop is None else _stop(f.stop, starts, where)
     return {
         "kind": "udp",
         "label": label,
@@ -395,6 +400,15 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
         "tagged": f.tagged,
         "source": source,
     }
+
+
+def _stop(text: str, starts: np.ndarray, where: str) -> int:
+    """A group's stop time, later than every start of its flows."""
+    stop = units.parse_time(text, f"{where}.stop")
+    if (late := starts >= stop).any():
+        start = int(starts[np.argmax(late)])
+        raise UserError(f"must be later than the start ({units.format_time(start)})", f"{where}.stop")
+    return stop
 
 
 def _arrivals(

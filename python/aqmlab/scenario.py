@@ -160,11 +160,30 @@ SizeDist = _sim_dist(Amount, "Size", "30pkt")
 # TCP
 
 
+class CubicConfig(Model):
+    """CUBIC's parameters (RFC 9438), read only with ``variant = "cubic"``. A value left
+    out takes the simulator's default (``CubicParams`` in crates/sim/src/scenario.rs),
+    the RFC's and Linux's."""
+
+    c: Optional[float] = Field(None, gt=0, description="C of RFC 9438 section 4.2, packets/s^3 (default 0.4).")
+    beta: Optional[float] = Field(
+        None, gt=0, lt=1, description="beta_cubic (section 4.6): the window kept on a loss (default 0.7)."
+    )
+    fast_convergence: Optional[bool] = Field(None, description="Fast convergence, section 4.7 (default true).")
+    tcp_friendliness: Optional[bool] = Field(
+        None, description="The TCP-friendly region, section 4.3 (default true)."
+    )
+    hystart: Optional[bool] = Field(None, description="Linux's HyStart in slow start (default false).")
+    recovery: Optional[Literal["sack", "newreno"]] = Field(
+        None, description='Loss recovery: "sack" (ns-2 Sack1, as Linux recovers with SACK) or "newreno" (default "sack").'
+    )
+
+
 class TcpConfig(Model):
     """TCP parameters (ns-2 one-way TCP: windows count packets)."""
 
-    variant: Literal["reno", "tahoe", "newreno"] = Field(
-        "reno", description='Congestion control: "reno", "tahoe" or "newreno".'
+    variant: Literal["reno", "tahoe", "newreno", "sack", "cubic"] = Field(
+        "reno", description='Congestion control: "reno", "tahoe", "newreno", "sack" or "cubic".'
     )
     packet_size: Size = Field("1000B", description="Data packet size on the wire, headers included.")
     header_size: Size = Field("40B", description="TCP/IP header bytes inside packet_size.")
@@ -187,6 +206,7 @@ class TcpConfig(Model):
     )
     syn: bool = Field(False, description="SYN/SYN-ACK handshake before data (counted in completion time).")
     ecn: bool = Field(False, description="ECN-capable: mark ECT and halve on ECN echo.")
+    cubic: CubicConfig = Field(default_factory=CubicConfig, description='CUBIC\'s parameters (variant = "cubic").')
 
 
 #: The same fields, all optional: a flow's ``tcp = {...}`` overrides.
@@ -355,6 +375,11 @@ class TcpFlow(Model):
         None, description="Idle time between transfers: makes the flow an on-off source."
     )
     trace_cwnd: bool = Field(False, description="Record each flow's congestion window.")
+    stop: Optional[Time] = Field(
+        None,
+        description="When the application stops writing: no new data after it; what was sent is "
+        "still delivered (default: it writes to the end). Later than every start.",
+    )
     tcp: Optional[TcpOverride] = Field(None, description="Overrides of [tcp] for these flows.")  # type: ignore[valid-type]
 
 

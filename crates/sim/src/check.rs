@@ -144,6 +144,17 @@ impl Scenario {
                 "must be at least min_rto",
             )?;
             ensure(p.initial_rto_ns > 0, f("initial_rto"), "must be positive")?;
+            let c = &p.cubic;
+            ensure(
+                c.c > 0.0 && c.c.is_finite(),
+                f("cubic.c"),
+                "must be positive",
+            )?;
+            ensure(
+                c.beta > 0.0 && c.beta < 1.0,
+                f("cubic.beta"),
+                "must be between 0 and 1",
+            )?;
         }
         for (g, group) in self.flows.groups.iter().enumerate() {
             self.check_group(group, &format!("flows.groups[{g}]"))?;
@@ -379,9 +390,18 @@ impl Scenario {
             })?;
             let (src, dst) = (fl.src[i], fl.dst[i]);
             self.check_path(fl.path.get(i), src, dst, &format!("flows.path[{i}]"))?;
-            if matches!(group, FlowGroup::Tcp { .. }) {
+            if let FlowGroup::Tcp { stop_ns, .. } = group {
                 let field = format!("flows.reverse_path[{i}]");
                 self.check_path(fl.reverse_path.get(i), dst, src, &field)?;
+                if stop_ns.is_some_and(|stop| stop <= fl.start_ns[i]) {
+                    return Err(ScenarioError::new(
+                        format!("flows.groups[{}].stop_ns", fl.group[i]),
+                        format!(
+                            "must be later than the start of flow {i} ({} ns)",
+                            fl.start_ns[i]
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

@@ -10,7 +10,6 @@
 pub mod accel;
 pub mod check;
 pub mod engine;
-mod holes;
 pub mod measure;
 pub mod names;
 pub mod packet;

@@ -1,4 +1,4 @@
-//! The simulator's packet: a small plain value (48 bytes) that is moved
+//! The simulator's packet: a small plain value (40 bytes) that is moved
 //! through queues and pipes, never boxed.
 
 use aqmlab_qdisc::{Ecn, Packet, TrafficClass};
@@ -50,6 +50,9 @@ pub struct SimPacket {
     pub ecn: Ecn,
     /// ACK echoes a CE mark (ECN-Echo).
     pub ece: bool,
+    /// ACK: the tag of its SACK option, filed beside it
+    /// (`crate::tcp::SackOptions`); 0: none. (In what was padding.)
+    pub sack_tag: u8,
 }
 
 impl Packet for SimPacket {

@@ -41,9 +41,7 @@ impl Results {
             .flows
             .iter()
             .zip(flows.f64("throughput_bps"))
-            .filter(
-                |(f, _)| matches!(&f.transport, Transport::Tcp(t) if t.sender.bytes().is_none()),
-            )
+            .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(_)) && f.size_bytes().is_none())
             .map(|(_, &x)| x)
             .collect();
         sim.flows = Vec::new();
@@ -207,7 +205,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
                 let (done, took) = t.completions();
                 transfers.push(done as u64);
                 mean_fct.push((done > 0).then(|| secs(took) / done as f64));
-                cwnd.push(Some(t.sender.cwnd));
+                cwnd.push(Some(t.sender.cwnd()));
             }
             Transport::Udp(u) => {
                 packets.push(u.packets_sent);

@@ -277,6 +277,10 @@ pub enum FlowGroup {
         /// Record these flows' congestion windows in the time series.
         #[serde(default)]
         trace_cwnd: bool,
+        /// When the application stops writing: no new data after it
+        /// (`TcpSender::stop`); `None`: it writes to the end.
+        #[serde(default)]
+        stop_ns: Option<u64>,
     },
     Udp {
         label: String,
@@ -407,11 +411,55 @@ impl Scenario {
     }
 }
 
+/// A TCP variant: a window policy and a loss recovery (`crate::tcp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TcpVariant {
     Tahoe,
     Reno,
+    Newreno,
+    /// ns-2's `Agent/TCP/Sack1` with its SACK sink.
+    Sack,
+    /// CUBIC (RFC 9438) as Linux implements it.
+    Cubic,
+}
+
+/// CUBIC's parameters (RFC 9438; the defaults are the RFC's and Linux's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicParams {
+    /// C of section 4.2, packets / s^3.
+    pub c: f64,
+    /// beta_cubic of section 4.6: the window kept on a loss.
+    pub beta: f64,
+    /// Section 4.7: a W_max below the last one is lowered further.
+    pub fast_convergence: bool,
+    /// Section 4.3: grow at least as fast as Reno would (W_est).
+    pub tcp_friendliness: bool,
+    /// Linux's HyStart in slow start; off.
+    pub hystart: bool,
+    /// The loss recovery: SACK's, as Linux uses, or NewReno's (Linux's
+    /// without SACK).
+    pub recovery: CubicRecovery,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        Self {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: false,
+            recovery: CubicRecovery::Sack,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicRecovery {
+    Sack,
     Newreno,
 }
 
@@ -448,6 +496,21 @@ pub struct TcpProfile {
     /// Set ECT on data packets and halve on ECN echo.
     #[serde(default)]
     pub ecn: bool,
+    /// CUBIC's parameters (read only by `cubic`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cubic: CubicParams,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+impl TcpProfile {
+    /// Whether its receivers send SACK blocks: its loss recovery reads them.
+    #[inline]
+    pub fn uses_sack(&self) -> bool {
+        crate::tcp::recovery::Recovery::of(self) == crate::tcp::recovery::Recovery::Sack1
+    }
 }
 
 /// The links a flow's packets cross, in order, and the links its ACKs

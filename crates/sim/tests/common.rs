@@ -27,6 +27,7 @@ pub fn reno() -> TcpProfile {
         clock_granularity_ns: 10 * MS,
         syn: false,
         ecn: false,
+        cubic: CubicParams::default(),
     }
 }
 
@@ -104,6 +105,7 @@ impl Dumbbell {
                     size_bytes: None,
                     off_time: None,
                     trace_cwnd,
+                    stop_ns: None,
                 })
                 .into(),
             ..Flows::default()

@@ -229,6 +229,7 @@ fn random_chain(seed: u64) -> Scenario {
                 size_bytes: None,
                 off_time: None,
                 trace_cwnd: false,
+                stop_ns: None,
             },
             FlowGroup::Udp {
                 label: "udp".into(),

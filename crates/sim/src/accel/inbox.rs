@@ -181,6 +181,7 @@ mod tests {
             class: Default::default(),
             ecn: Default::default(),
             ece: false,
+            sack_tag: 0,
         }
     }
 

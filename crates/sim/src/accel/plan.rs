@@ -136,7 +136,7 @@ fn route_uses(routes: &Routes, links: usize) -> Vec<u32> {
 /// - data packets, at the receiver, if it answers each with one ACK at
 ///   once (no delayed ACKs);
 /// - ACKs, at the sender, unless its window is traced (each sample writes
-///   it out).
+///   it out) or it stops at a time (it acts on its own then).
 pub fn answers(
     t: &Topology,
     departures: &[Departures],
@@ -166,6 +166,7 @@ pub fn answers(
                         && passes(flow.forward, flow.reverse, p.ack_size),
                     acks: acc.answer_acks
                         && !tcp.trace_cwnd
+                        && !tcp.stops
                         && passes(flow.reverse, flow.forward, p.packet_size),
                 }
             }

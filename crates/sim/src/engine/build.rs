@@ -128,6 +128,7 @@ impl Simulation {
                     size_bytes,
                     off_time,
                     trace_cwnd,
+                    stop_ns,
                     ..
                 } => {
                     let p = &self.scenario.tcp_profiles[*profile as usize];
@@ -141,9 +142,14 @@ impl Simulation {
                         })
                     });
                     let sender = TcpSender::new(p, *size_bytes);
-                    let tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    let mut tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    tcp.stops = stop_ns.is_some();
                     let transport = Transport::Tcp(tcp);
                     self.add_flow(group, path, reverse, start_ns, *size_bytes, transport);
+                    if let Some(stop) = *stop_ns {
+                        let id = self.flows.len() as u32 - 1;
+                        self.events.schedule(stop, Event::FlowStop(id));
+                    }
                 }
                 FlowGroup::Udp {
                     packet_size,

@@ -34,7 +34,8 @@ use crate::Time;
 /// FIFO's departure at the nanosecond of an arrival leaves room for it);
 /// then disciplines' timers; then packets arrive, at links and hosts; then
 /// hosts' timers and sources fire (an ACK arriving at its sender's
-/// retransmission deadline is taken in first). Events of one kind run in
+/// retransmission deadline is taken in first; a transfer due to start when
+/// its flow stops does not). Events of one kind run in
 /// an order drawn afresh for each nanosecond from their components'
 /// numbers (`tie_order`): a fixed order would give the lowest-numbered link
 /// every tie at a shared queue (two packets arriving at one nanosecond, one
@@ -55,6 +56,8 @@ pub enum Event {
     DelayedAck(u32),
     /// A TCP flow's retransmission timer (lazily cancelled).
     RtoTimer(u32),
+    /// A TCP flow's application stops writing (its group's `stop`).
+    FlowStop(u32),
     /// A flow starts (or an on-off source starts its next transfer).
     FlowStart(u32),
     /// A UDP source sends its next packet.
@@ -69,7 +72,7 @@ pub enum Event {
 
 impl Event {
     /// The kinds' names, in the order of `kind`.
-    pub const KINDS: [&'static str; 11] = [
+    pub const KINDS: [&'static str; 12] = [
         "WarmupEnd",
         "Sample",
         "TxDone",
@@ -77,6 +80,7 @@ impl Event {
         "PipeHead",
         "DelayedAck",
         "RtoTimer",
+        "FlowStop",
         "FlowStart",
         "UdpSend",
         "Arrival",
@@ -99,10 +103,11 @@ impl Event {
             Event::PipeHead(x) => (4, x),
             Event::DelayedAck(x) => (5, x),
             Event::RtoTimer(x) => (6, x),
-            Event::FlowStart(x) => (7, x),
-            Event::UdpSend(x) => (8, x),
-            Event::Arrival(x) => (9, x),
-            Event::InFlight(x) => (10, x),
+            Event::FlowStop(x) => (7, x),
+            Event::FlowStart(x) => (8, x),
+            Event::UdpSend(x) => (9, x),
+            Event::Arrival(x) => (10, x),
+            Event::InFlight(x) => (11, x),
         }
     }
 

@@ -222,6 +222,9 @@ impl Simulation {
         let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
             return;
         };
+        if tcp.sender.is_stopped() {
+            return;
+        }
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
         // Only an on-off source starts again.
         if let Some(o) = &mut tcp.on_off {
@@ -233,5 +236,15 @@ impl Simulation {
         tcp.sender.open(now, f, p, &mut self.outbox);
         self.arm_rto(f as usize);
         self.flush_outbox();
+    }
+
+    /// A `FlowStop` event: the application of TCP flow `f` stops writing
+    /// (`TcpSender::stop`).
+    pub(crate) fn flow_stop(&mut self, f: u32) {
+        let Transport::Tcp(tcp) = &mut self.flows[f as usize].transport else {
+            return;
+        };
+        tcp.sender
+            .stop(&self.scenario.tcp_profiles[tcp.profile as usize]);
     }
 }

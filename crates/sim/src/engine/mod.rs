@@ -140,6 +140,7 @@ impl Simulation {
             Event::RtoTimer(f) => self.rto_timer(f),
             Event::DelayedAck(f) => self.delayed_ack(f),
             Event::FlowStart(f) => self.flow_start(f),
+            Event::FlowStop(f) => self.flow_stop(f),
             Event::UdpSend(f) => self.udp_send(f),
             Event::Arrival(a) => self.arrival(a as usize),
             Event::WarmupEnd => self.open_window(),

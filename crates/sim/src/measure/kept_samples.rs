@@ -22,7 +22,7 @@ impl SenderSample {
         Self {
             established: sender.phase == Phase::Established,
             in_congestion_avoidance: sender.is_in_congestion_avoidance(),
-            window: sender.cwnd.min(p.receiver_window as f64),
+            window: sender.cwnd().min(p.receiver_window as f64),
         }
     }
 }

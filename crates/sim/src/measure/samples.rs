@@ -67,7 +67,7 @@ impl Simulation {
                 in_ca += sender.in_congestion_avoidance as u32;
             }
             if tcp.trace_cwnd {
-                self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd);
+                self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd());
             }
         }
         self.series.push(now, "sum_cwnd", u32::MAX, sum_cwnd);

@@ -1,0 +1,509 @@
+//! The sending side of a connection: its sequence space, the ACKs it
+//! takes in, what it sends, its retransmission timer (RFC 6298). The
+//! variants plug in as a window policy ([`super::cc`]) and a loss
+//! recovery ([`super::recovery`]).
+
+use aqmlab_qdisc::{Ecn, TrafficClass};
+
+use super::cc::{Ack, Aimd, CongestionControl, Cubic, Policy, Window};
+use super::recovery::{Progress, Recovery, Sack1};
+use super::rto::{Backoff, RttEstimator};
+use super::{mss, packets_for, payload_of, Outbox, Phase, TcpCounters};
+use crate::packet::{Kind, SimPacket};
+use crate::scenario::{TcpProfile, TcpVariant};
+use crate::{MaybeTime, Time};
+
+/// The sending side of one connection.
+///
+/// 128 bytes, two cache lines, which every ACK reads: what only some
+/// variants keep (CUBIC's state, Sack1's scoreboard) is boxed, 8 bytes
+/// here, so that a Reno flow carries none of it.
+#[derive(Debug)]
+pub struct TcpSender {
+    pub phase: Phase,
+    /// The congestion control's state.
+    pub(super) window: Window,
+    /// Lowest unacknowledged sequence number.
+    pub snd_una: u32,
+    /// Next sequence number to send (moves back on a timeout: go-back-N).
+    pub(super) snd_nxt: u32,
+    /// One past the highest sequence number ever sent.
+    pub(super) snd_max: u32,
+    /// Packets this transfer sends: all of it (`u32::MAX` for a
+    /// long-lived source), or what was sent when the flow stopped.
+    pub total: u32,
+    /// Payload bytes of packet `total - 1`.
+    last_payload: u32,
+    /// Duplicate ACKs in a row.
+    pub(super) dupacks: u32,
+    pub(super) in_recovery: bool,
+    /// `snd_max` when the last recovery or timeout began (NewReno's and
+    /// Sack1's `recover`).
+    pub(super) recover: u32,
+    /// No further ECN reduction until this is acknowledged.
+    ecn_recover: u32,
+    rtt: RttEstimator,
+    backoff: Backoff,
+    /// The variant's loss recovery (kept here: no profile read to find it).
+    pub(super) recovery: Recovery,
+    /// The application stopped writing (`stop`); and did so before the
+    /// transfer was all sent, so that its end is no completion.
+    stopped: bool,
+    cut_short: bool,
+    /// Retransmission timer deadline, if armed.
+    pub rto_deadline: MaybeTime,
+    /// Time of the simulator's pending `RtoTimer` event for this sender, if
+    /// any (lazily cancelled: an event later than the deadline is left in
+    /// the list and ignored). The simulator's bookkeeping, kept here beside
+    /// the deadline so that an ACK reads none of the flow's last line.
+    pub(crate) rto_event_at: MaybeTime,
+    pub epoch: u16,
+    pub counters: TcpCounters,
+    variant: Option<Box<VariantState>>,
+}
+
+/// What only some variants keep: CUBIC's window state, Sack1's recovery
+/// state (CUBIC has both, unless it recovers as NewReno).
+#[derive(Debug)]
+struct VariantState {
+    cubic: Option<Cubic>,
+    sack: Option<Sack1>,
+}
+
+impl VariantState {
+    fn of(p: &TcpProfile) -> Option<Box<Self>> {
+        let cubic = (p.variant == TcpVariant::Cubic).then(Cubic::default);
+        let sack = p.uses_sack().then(Sack1::default);
+        (cubic.is_some() || sack.is_some()).then(|| Box::new(Self { cubic, sack }))
+    }
+}
+
+impl TcpSender {
+    pub fn new(profile: &TcpProfile, bytes: Option<u64>) -> Self {
+        let total = packets_for(profile, bytes);
+        Self {
+            phase: Phase::Idle,
+            window: Window {
+                cwnd: profile.initial_window as f64,
+                ssthresh: profile.initial_ssthresh as f64,
+            },
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            total,
+            last_payload: payload_of(profile, bytes, total - 1),
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            rtt: RttEstimator::default(),
+            backoff: Backoff::default(),
+            recovery: Recovery::of(profile),
+            stopped: false,
+            cut_short: false,
+            rto_deadline: MaybeTime::NONE,
+            rto_event_at: MaybeTime::NONE,
+            epoch: 0,
+            counters: TcpCounters::default(),
+            variant: VariantState::of(profile),
+        }
+    }
+
+    /// Start a fresh transfer of the same size: a new connection state, as
+    /// seed 000's on-off sources and each arriving flow have.
+    pub fn restart(&mut self, profile: &TcpProfile) {
+        debug_assert!(!self.stopped, "a stopped flow starts no transfer");
+        *self = Self {
+            total: self.total,
+            last_payload: self.last_payload,
+            counters: std::mem::take(&mut self.counters),
+            epoch: self.epoch.wrapping_add(1),
+            // The pending timer event stays in the list: remember it.
+            rto_event_at: self.rto_event_at,
+            ..Self::new(profile, None)
+        };
+    }
+
+    /// The application stops writing at the flow's `stop` time (ns-2's FTP
+    /// `stop`: `advance 0`): nothing beyond what was sent goes out. What
+    /// was sent is still delivered, retransmitted as it must be; the
+    /// transfer ends when it is acknowledged, and is a completion only if
+    /// all of it had been sent.
+    pub fn stop(&mut self, p: &TcpProfile) {
+        self.stopped = true;
+        if self.phase == Phase::Done || self.snd_max >= self.total {
+            return;
+        }
+        self.total = self.snd_max;
+        self.last_payload = mss(p);
+        self.cut_short = true;
+        if self.snd_una >= self.total {
+            self.phase = Phase::Done;
+            self.rto_deadline = MaybeTime::NONE;
+        }
+    }
+
+    /// Whether the application stopped writing: no new transfer starts.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    #[inline]
+    pub fn cwnd(&self) -> f64 {
+        self.window.cwnd
+    }
+
+    #[inline]
+    pub fn ssthresh(&self) -> f64 {
+        self.window.ssthresh
+    }
+
+    pub fn is_in_congestion_avoidance(&self) -> bool {
+        self.phase == Phase::Established && !self.window.in_slow_start()
+    }
+
+    /// Packets sent and not yet acknowledged.
+    pub fn outstanding(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+
+    /// One past the highest sequence number sent.
+    pub fn highest_sent(&self) -> u32 {
+        self.snd_max
+    }
+
+    /// The window policy, and the window it acts on.
+    #[inline(always)]
+    pub(super) fn policy(&mut self) -> (Policy<'_>, &mut Window) {
+        let policy = match self.variant.as_deref_mut().and_then(|v| v.cubic.as_mut()) {
+            Some(cubic) => Policy::Cubic(cubic),
+            None => Policy::Aimd(Aimd),
+        };
+        (policy, &mut self.window)
+    }
+
+    /// Sack1's state (a sender whose recovery is Sack1 has it).
+    pub(super) fn sack1(&mut self) -> &mut Sack1 {
+        let state = self.variant.as_deref_mut().and_then(|v| v.sack.as_mut());
+        state.expect("a Sack1 sender keeps its scoreboard")
+    }
+
+    pub(super) fn arm_timer(&mut self, now: Time, p: &TcpProfile) {
+        self.rto_deadline = MaybeTime::at(now + self.rtt.rto(self.backoff, p));
+    }
+
+    /// Begin the connection at `now`.
+    pub fn open(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
+        if p.syn {
+            self.phase = Phase::SynSent;
+            self.send_control(Kind::Syn, now, flow, p, out);
+            self.arm_timer(now, p);
+        } else {
+            self.establish(now, flow, p, out);
+        }
+    }
+
+    fn establish(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
+        self.phase = Phase::Established;
+        let snd_nxt = self.snd_nxt;
+        self.policy().0.on_start(now, snd_nxt);
+        self.send_new(now, flow, p, out);
+    }
+
+    fn send_control(&mut self, kind: Kind, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
+        out.packets.push(SimPacket {
+            stamp: now,
+            at: now,
+            flow,
+            route: 0,
+            seq: 0,
+            size: p.ack_size,
+            epoch: self.epoch,
+            hop: 0,
+            kind,
+            class: TrafficClass::Tcp,
+            ecn: Ecn::NotEct,
+            ece: false,
+            sack_tag: 0,
+        });
+    }
+
+    /// Send packet `seq` (new or again), arming the timer if it is not.
+    pub(super) fn send_data(
+        &mut self,
+        seq: u32,
+        now: Time,
+        flow: u32,
+        p: &TcpProfile,
+        out: &mut Outbox,
+    ) {
+        let payload = if seq == self.total - 1 {
+            self.last_payload
+        } else {
+            mss(p)
+        };
+        let size = payload + p.header_size;
+        self.counters.packets_sent += 1;
+        self.counters.bytes_sent += size as u64;
+        if seq < self.snd_max {
+            self.counters.retransmissions += 1;
+        }
+        self.snd_max = self.snd_max.max(seq + 1);
+        out.packets.push(SimPacket {
+            stamp: now,
+            at: now,
+            flow,
+            route: 0,
+            seq,
+            size,
+            epoch: self.epoch,
+            hop: 0,
+            kind: Kind::Data,
+            class: TrafficClass::Tcp,
+            ecn: if p.ecn { Ecn::Ect } else { Ecn::NotEct },
+            ece: false,
+            sack_tag: 0,
+        });
+        if self.rto_deadline.is_none() {
+            self.arm_timer(now, p);
+        }
+    }
+
+    /// Send what the window allows, from `snd_nxt` on.
+    #[inline(always)]
+    pub(super) fn send_new(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
+        let limit = self
+            .snd_una
+            .saturating_add(self.window.usable(p))
+            .min(self.total);
+        while self.snd_nxt < limit {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.send_data(seq, now, flow, p, out);
+        }
+    }
+
+    /// An ACK (or SYN-ACK) arrived. Returns true when the transfer completes.
+    pub fn on_ack(&mut self, ack: &SimPacket, now: Time, p: &TcpProfile, out: &mut Outbox) -> bool {
+        if ack.epoch != self.epoch || self.phase == Phase::Done {
+            return false;
+        }
+        let flow = ack.flow;
+        if ack.kind == Kind::SynAck {
+            if self.phase == Phase::SynSent {
+                self.rtt.sample(now.saturating_sub(ack.stamp) as f64);
+                self.backoff.reset();
+                self.rto_deadline = MaybeTime::NONE;
+                self.establish(now, flow, p, out);
+            }
+            return false;
+        }
+        if self.phase != Phase::Established {
+            return false;
+        }
+        let acked = ack.seq;
+        if acked > self.snd_una {
+            self.on_new_ack(ack, now, p, out);
+            if self.snd_una >= self.total {
+                self.phase = Phase::Done;
+                self.rto_deadline = MaybeTime::NONE;
+                return !self.cut_short;
+            }
+        } else if acked == self.snd_una && self.snd_una < self.snd_max {
+            self.recovery.on_dupack(self, ack, now, p, out);
+        }
+        false
+    }
+
+    fn on_new_ack(&mut self, ack: &SimPacket, now: Time, p: &TcpProfile, out: &mut Outbox) {
+        let newly = ack.seq - self.snd_una;
+        self.snd_una = ack.seq;
+        // Go-back-N after a timeout: never resend what is now acknowledged.
+        self.snd_nxt = self.snd_nxt.max(self.snd_una);
+        let rtt = now.saturating_sub(ack.stamp);
+        self.rtt.sample(rtt as f64);
+        self.backoff.reset();
+        if self.in_recovery {
+            let recovery = self.recovery;
+            if recovery.on_ack_in_recovery(self, ack, newly, now, p, out) == Progress::Recovering {
+                return;
+            }
+        } else {
+            if ack.ece && p.ecn && self.snd_una > self.ecn_recover {
+                // At most once a window of data (RFC 3168 section 6.1.2).
+                let (mut policy, w) = self.policy();
+                policy.on_ecn_echo(w, now, p);
+                self.ecn_recover = self.snd_max;
+            } else {
+                let (snd_una, snd_nxt) = (self.snd_una, self.snd_nxt);
+                let ack = || Ack {
+                    acked: newly,
+                    rtt,
+                    now,
+                    snd_una,
+                    snd_nxt,
+                };
+                let (mut policy, w) = self.policy();
+                policy.grow(w, ack, p);
+            }
+        }
+        self.dupacks = 0;
+        if self.snd_una < self.snd_max {
+            self.arm_timer(now, p);
+        } else {
+            self.rto_deadline = MaybeTime::NONE;
+        }
+        self.send_new(now, ack.flow, p, out);
+    }
+
+    /// Duplicate ACKs signalled a loss: the window policy's reduction.
+    pub(super) fn reduce_on_loss(&mut self, now: Time, p: &TcpProfile) {
+        self.counters.fast_retransmits += 1;
+        let (mut policy, w) = self.policy();
+        policy.on_loss(w, now, p);
+    }
+
+    /// The retransmission timer expired at `now` (its deadline has passed).
+    pub fn on_timeout(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
+        self.rto_deadline = MaybeTime::NONE;
+        match self.phase {
+            Phase::SynSent => {
+                self.counters.timeouts += 1;
+                self.backoff.double();
+                self.send_control(Kind::Syn, now, flow, p, out);
+                self.arm_timer(now, p);
+            }
+            Phase::Established if self.snd_una < self.snd_max => {
+                self.counters.timeouts += 1;
+                let snd_nxt = self.snd_nxt;
+                let (mut policy, w) = self.policy();
+                policy.on_timeout(w, now, snd_nxt, p);
+                self.snd_nxt = self.snd_una;
+                self.dupacks = 0;
+                self.in_recovery = false;
+                self.recover = self.snd_max;
+                self.backoff.double();
+                self.recovery.on_timeout(self);
+                self.send_new(now, flow, p, out);
+                if self.rto_deadline.is_none() {
+                    self.arm_timer(now, p);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::testing::{ack, grown, profile, sent};
+
+    #[test]
+    fn two_cache_lines() {
+        assert!(std::mem::size_of::<TcpSender>() <= 128);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_restarts_from_one_packet() {
+        for variant in [TcpVariant::Reno, TcpVariant::Sack, TcpVariant::Cubic] {
+            let (mut s, p, mut out) = grown(variant);
+            let first = s.rto_deadline.get().unwrap();
+            s.on_timeout(first, 0, &p, &mut out);
+            assert_eq!(s.cwnd(), 1.0);
+            let ssthresh = if variant == TcpVariant::Cubic {
+                7.0
+            } else {
+                5.0
+            };
+            assert_eq!(s.ssthresh(), ssthresh, "{variant:?}");
+            assert_eq!(sent(&mut out), vec![8]);
+            assert_eq!(s.counters.timeouts, 1);
+            // The RTT was 100 ns: RTO = max(min_rto, srtt + max(G, 4 rttvar))
+            // = 200 ms, doubled once by the back-off.
+            assert_eq!(s.rto_deadline.get(), Some(first + 400_000_000));
+        }
+    }
+
+    #[test]
+    fn finite_transfer_completes_with_a_short_last_packet() {
+        let p = profile(TcpVariant::Reno);
+        let mut s = TcpSender::new(&p, Some(2000)); // 960 + 960 + 80
+        assert_eq!(s.total, 3);
+        assert_eq!(payload_of(&p, Some(2000), 2), 80);
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        assert!(!s.on_ack(&ack(2, 0), 10, &p, &mut out));
+        let last = out.packets.pop().unwrap();
+        assert_eq!((last.seq, last.size), (2, 120));
+        assert!(s.on_ack(&ack(3, 0), 20, &p, &mut out));
+        assert_eq!(s.phase, Phase::Done);
+        assert_eq!(s.rto_deadline.get(), None);
+    }
+
+    /// Stopped with 8..18 outstanding: the ACKs that follow send nothing
+    /// new, a loss among them is still repaired, and the end of the data
+    /// sent ends the flow, no completion.
+    #[test]
+    fn a_stopped_sender_sends_nothing_new_and_ends_with_its_data() {
+        let (mut s, p, mut out) = grown(TcpVariant::Reno);
+        s.stop(&p);
+        assert!(s.is_stopped());
+        assert_eq!(s.total, 18);
+        s.on_ack(&ack(9, 0), 200, &p, &mut out);
+        assert!(
+            sent(&mut out).is_empty(),
+            "the window opens, but nothing new"
+        );
+        // 9 is lost: three dupACKs resend it, nothing beyond 17 goes out.
+        for _ in 0..6 {
+            s.on_ack(&ack(9, 0), 300, &p, &mut out);
+        }
+        assert_eq!(sent(&mut out), vec![9]);
+        assert!(!s.on_ack(&ack(17, 0), 400, &p, &mut out));
+        assert!(
+            !s.on_ack(&ack(18, 0), 410, &p, &mut out),
+            "the end of a stopped transfer is no completion"
+        );
+        assert_eq!(s.phase, Phase::Done);
+        assert!(sent(&mut out).is_empty());
+        assert_eq!(s.rto_deadline.get(), None);
+    }
+
+    #[test]
+    fn a_stop_after_the_last_packet_changes_nothing() {
+        let p = profile(TcpVariant::Reno);
+        let mut s = TcpSender::new(&p, Some(1920)); // two packets
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        s.stop(&p);
+        assert_eq!(s.total, 2);
+        assert!(
+            s.on_ack(&ack(2, 0), 10, &p, &mut out),
+            "all of it was sent: it completes"
+        );
+        // Stopped in the handshake, nothing was sent: done at once.
+        let mut q = profile(TcpVariant::Reno);
+        q.syn = true;
+        let mut s = TcpSender::new(&q, None);
+        s.open(0, 0, &q, &mut out);
+        s.stop(&q);
+        assert_eq!(s.phase, Phase::Done);
+        assert_eq!(s.rto_deadline.get(), None);
+    }
+
+    #[test]
+    fn restart_keeps_the_counters_and_a_new_epoch() {
+        let p = profile(TcpVariant::Cubic);
+        let mut s = TcpSender::new(&p, Some(5000));
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        s.on_ack(&ack(2, 0), 10, &p, &mut out);
+        let sent_before = s.counters.packets_sent;
+        s.restart(&p);
+        assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
+        assert_eq!(s.total, 6);
+        assert_eq!(s.cwnd(), 2.0);
+        assert_eq!(s.counters.packets_sent, sent_before);
+    }
+}
