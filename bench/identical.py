@@ -46,7 +46,8 @@ def fingerprint(scenario: str, seed: int | None) -> dict:
             cmd += ["--seed", str(seed)]
         subprocess.run(cmd, check=True)
         summary = json.loads((Path(out) / "summary.json").read_text())
-        events = summary.pop("events")
+        summary.pop("events", None)  # kept there before it moved to timing.json
+        events = json.loads((Path(out) / "timing.json").read_text())["events"]
         result = {"events": events, "summary.json": hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()}
         result["figures"] = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         for f in FILES:

@@ -63,7 +63,7 @@ def point(flows: int, rate_bps: float, seconds: float) -> dict:
         "data_packets": s["data_packets_delivered"],
         "data_packets_per_s": s["data_packets_delivered"] / wall,
         "ns_per_packet": wall / s["data_packets_delivered"] * 1e9,
-        "events_per_packet": s["events"] / s["data_packets_delivered"],
+        "events_per_packet": r["timing"]["events"] / s["data_packets_delivered"],
         "rss_growth_mib": (r["peak_rss_kb"] - r["rss_before_kb"]) / 1024,
         "utilization": s["bottleneck_utilization"],
     }

@@ -112,3 +112,27 @@ def test_help_lists_the_commands():
     assert p.returncode == 0
     for cmd in ("run", "validate"):
         assert cmd in p.stdout
+
+
+def test_run_takes_an_engine_and_refuses_an_unknown_one(tmp_path):
+    """`aqmlab run --engine reference` writes what the fast engine writes; an
+    unknown engine exits 2 naming the option."""
+    short = BASE.replace('duration = "60s"', 'duration = "12s"')
+    scenario = tmp_path / "short.toml"
+    scenario.write_text(short)
+    outs = {}
+    for engine in ("fast", "reference"):
+        outs[engine] = tmp_path / engine
+        p = subprocess.run(
+            [sys.executable, "-m", "aqmlab", "run", str(scenario), "-q", "--engine", engine, "--out", str(outs[engine])],
+            capture_output=True, text=True, env=_env(),
+        )
+        assert p.returncode == 0, p.stderr
+    for f in ("summary.json", "flows.parquet", "queues.parquet", "timeseries.parquet"):
+        assert (outs["fast"] / f).read_bytes() == (outs["reference"] / f).read_bytes(), f
+    p = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "run", str(scenario), "-q", "--engine", "quick"],
+        capture_output=True, text=True, env=_env(), cwd=tmp_path,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("error: engine: ") and '"quick" is not an engine' in p.stderr, p.stderr

@@ -44,7 +44,7 @@ def as_core_table(columns: dict[str, list]) -> dict[str, tuple]:
     return {name: column(values) for name, values in columns.items()}
 
 
-def fake_run(scenario_json, columns, progress=None):
+def fake_run(scenario_json, columns, progress=None, engine="fast"):
     """Deterministic results shaped like ``_core.run``'s; wall time varies per call."""
     import numpy as np
 

@@ -120,10 +120,10 @@ def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
         validate_qdisc = staticmethod(real.validate_qdisc)
 
         @staticmethod
-        def run(text, columns, callback):
+        def run(text, columns, callback, engine="fast"):
             if json.loads(text)["seed"] == 2:
                 raise ValueError("seed 2 is refused for this test")
-            return real.run(text, columns, callback)
+            return real.run(text, columns, callback, engine)
 
     monkeypatch.setattr(run_module, "_core", lambda: Core)
     vary = {"topology.bottleneck.qdisc.limit": ["30pkt", "60pkt"]}
@@ -175,7 +175,7 @@ def test_cli_writes_tables_and_matches_run(tmp_path):
     s = aqmlab.Scenario.load(scen).to_dict()
     s["topology"]["bottleneck"]["qdisc"]["limit"] = "40pkt"
     direct = aqmlab.run(s, seed=2).summary
-    for k in ("bottleneck_utilization", "jain_index", "packets_dropped", "events"):
+    for k in ("bottleneck_utilization", "jain_index", "packets_dropped", "peak_packets_in_flight"):
         assert row[k] == direct[k]
     # the 95% CI: t(0.975, 2) * std / sqrt(3)
     from scipy import stats
@@ -206,10 +206,10 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
         validate_qdisc = staticmethod(real.validate_qdisc)
 
         @staticmethod
-        def run(text, columns, callback):
+        def run(text, columns, callback, engine="fast"):
             if json.loads(text)["seed"] == 1:
                 raise ValueError("refused")
-            return real.run(text, columns, callback)
+            return real.run(text, columns, callback, engine)
 
     monkeypatch.setattr(run_module, "_core", lambda: Core)
     buf = io.StringIO()

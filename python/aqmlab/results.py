@@ -37,7 +37,7 @@ _TABLES = ("flows", "queues", "timeseries", "histograms")
 
 def is_timing(key: str) -> bool:
     """Whether a summary key is a wall-clock or machine figure (kept out of summary.json)."""
-    return any(word in key for word in ("wall", "memory", "rss", "elapsed"))
+    return any(word in key for word in ("wall", "memory", "rss", "elapsed")) or key == "events"
 
 
 def _clean(value: Any) -> Any:

@@ -73,13 +73,16 @@ def run(
     scenario: Scenario | str | Path | dict[str, Any],
     progress: bool | Callable[[float], None] = False,
     seed: int | None = None,
+    engine: str = "fast",
 ) -> Results:
     """Run a scenario and return its :class:`~aqmlab.results.Results`.
 
     ``scenario`` is a :class:`Scenario`, a path to a TOML file or a dict in the TOML's
     shape. ``progress=True`` shows a progress bar of simulated time when the run takes
     more than a couple of seconds; a callable is called with the simulated seconds done
-    instead. ``seed`` replaces the scenario's seed.
+    instead. ``seed`` replaces the scenario's seed. ``engine="reference"`` runs every link
+    and host on its own events, skipping none (docs/simulator.md): the results are the
+    same to the byte, only slower.
 
     A mistake in the scenario raises :class:`~aqmlab.errors.UserError`, including one
     that only the simulator detects.
@@ -89,13 +92,14 @@ def run(
     s = Scenario.coerce(scenario)
     if seed is not None:
         s = s.with_seed(seed)
-    return run_resolved(s.resolve(), s, progress)
+    return run_resolved(s.resolve(), s, progress, engine)
 
 
 def run_resolved(
     resolved: dict[str, Any],
     source: Scenario | None = None,
     progress: bool | Callable[[float], None] = False,
+    engine: str = "fast",
 ) -> Results:
     """Run a resolved scenario (the contract, :mod:`aqmlab.contract`); ``source`` is
     the scenario it was resolved from, when known."""
@@ -114,8 +118,11 @@ def run_resolved(
         callback = None
     t0 = time.perf_counter()
     try:
-        raw = core.run(text, columns, callback)
+        raw = core.run(text, columns, callback, engine)
     except ValueError as e:
+        field, _, message = str(e).partition(": ")
+        if field == "engine":
+            raise UserError(message, "engine") from None
         raise UserError(f"the simulator refused the scenario: {e}") from None
     finally:
         if bar is not None:

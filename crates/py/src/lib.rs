@@ -14,7 +14,9 @@ static ALLOCATOR: alloc::HugePages = alloc::HugePages;
 
 use aqmlab_qdisc::QdiscSpec;
 use aqmlab_sim::scenario::ColumnMut;
-use aqmlab_sim::{Column, Names, Results, RunError, Scalar, Scenario, ScenarioError, Table};
+use aqmlab_sim::{
+    Accelerations, Column, Names, Results, RunError, Scalar, Scenario, ScenarioError, Table,
+};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -219,13 +221,16 @@ fn fill_columns(
 /// `progress(simulated_seconds)` is called every quarter second or so of
 /// wall time.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, columns, progress=None))]
+#[pyo3(signature = (scenario_json, columns, progress=None, engine="fast"))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     columns: &Bound<'py, PyDict>,
     progress: Option<Py<PyAny>>,
+    engine: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let accelerations =
+        Accelerations::parse(engine).map_err(|e| PyValueError::new_err(format!("engine: {e}")))?;
     let mut scenario: Scenario = serde_json::from_str(scenario_json)
         .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
     fill_columns(py, &mut scenario, columns)?;
@@ -233,7 +238,7 @@ fn run<'py>(
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            aqmlab_sim::run(scenario, |t| {
+            aqmlab_sim::run_with(scenario, accelerations, |t| {
                 let Some(cb) = &progress else { return true };
                 Python::attach(|py| {
                     if let Err(e) = py.check_signals() {

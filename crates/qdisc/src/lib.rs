@@ -180,4 +180,10 @@ pub trait QueueDiscipline<P: Packet> {
     fn drops_on_dequeue(&self) -> bool {
         false
     }
+
+    /// The limit of a plain FIFO (DropTail): a caller that knows it may
+    /// compute each arrival's departure at once. `None` for any other.
+    fn fifo_limit(&self) -> Option<Limit> {
+        None
+    }
 }

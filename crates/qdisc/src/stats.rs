@@ -23,6 +23,11 @@ impl DropReason {
         DropReason::Policy,
     ];
 
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",
@@ -110,12 +115,51 @@ impl QdiscCounters {
     pub(crate) fn losses_mut(&mut self) -> &mut LossStats {
         self.losses.get_or_insert_with(Default::default)
     }
+
+    /// An arrival of `bytes`.
+    #[inline]
+    pub fn count_arrival(&mut self, bytes: u32) {
+        self.totals.arrivals += 1;
+        self.totals.arrival_bytes += bytes as u64;
+    }
+
+    /// `packets` departures of `bytes` in all.
+    #[inline]
+    pub fn count_departures(&mut self, packets: u64, bytes: u64) {
+        self.totals.departures += packets;
+        self.totals.departure_bytes += bytes;
+    }
+
+    /// `packets` of `bytes` in all let through an idle FIFO without being
+    /// queued: each counted in and out at once.
+    pub fn count_passed(&mut self, packets: u64, bytes: u64) {
+        self.totals.count_passed(packets, bytes);
+    }
+
+    /// The queue holds `packets` now.
+    #[inline]
+    pub fn note_peak(&mut self, packets: u64) {
+        self.totals.peak_packets = self.totals.peak_packets.max(packets);
+    }
+
+    /// A packet of `bytes` dropped for `reason`; `buffered` if it had been
+    /// written into the buffer first.
+    pub fn count_drop(&mut self, reason: DropReason, bytes: u32, buffered: bool) {
+        let s = self.losses_mut();
+        let (r, bytes) = (reason.index(), bytes as u64);
+        s.drops[r] += 1;
+        s.drop_bytes[r] += bytes;
+        if buffered {
+            s.buffered_drops += 1;
+            s.buffered_drop_bytes += bytes;
+        }
+    }
 }
 
 impl<'a> QdiscStats<'a> {
     /// `counters`, and `passed_packets` of `passed_bytes` in all let
     /// through.
-    pub(crate) fn new(counters: &'a QdiscCounters, passed_packets: u64, passed_bytes: u64) -> Self {
+    pub fn new(counters: &'a QdiscCounters, passed_packets: u64, passed_bytes: u64) -> Self {
         let mut t = counters.totals;
         t.count_passed(passed_packets, passed_bytes);
         Self {

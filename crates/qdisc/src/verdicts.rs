@@ -1,4 +1,3 @@
-use crate::droptail::Spares;
 use crate::stats::DropReason;
 
 /// A packet a discipline discarded.
@@ -15,14 +14,11 @@ pub struct Dropped<P> {
 /// The sink in which a discipline reports what it did besides queueing and
 /// dequeueing: the packets it dropped and the packets it marked. The caller
 /// owns it and drains it after each call, so it allocates nothing once warm.
-/// Being the one thing every call of every discipline is handed, it also
-/// keeps the short FIFOs' spare buffers (see `droptail::Spares`).
 #[derive(Debug)]
 pub struct Verdicts<P> {
     dropped: Vec<Dropped<P>>,
     marked: u64,
     marked_bytes: u64,
-    pub(crate) spares: Spares<P>,
 }
 
 impl<P> Default for Verdicts<P> {
@@ -31,7 +27,6 @@ impl<P> Default for Verdicts<P> {
             dropped: Vec::new(),
             marked: 0,
             marked_bytes: 0,
-            spares: Spares::default(),
         }
     }
 }

@@ -52,12 +52,22 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// Check and run a scenario. `progress` gets the simulated seconds done now
-/// and then; returning false cancels the run.
+/// Check and run a scenario with every acceleration. `progress` gets the
+/// simulated seconds done now and then; returning false cancels the run.
 pub fn run(scenario: Scenario, progress: impl FnMut(f64) -> bool) -> Result<Results, RunError> {
+    run_with(scenario, Accelerations::ALL, progress)
+}
+
+/// `run` with only `accelerations` (`Accelerations::NONE`: the reference
+/// engine). The results are the same to the bit, whichever they are.
+pub fn run_with(
+    scenario: Scenario,
+    accelerations: Accelerations,
+    progress: impl FnMut(f64) -> bool,
+) -> Result<Results, RunError> {
     scenario.check().map_err(RunError::Invalid)?;
     let started = std::time::Instant::now();
-    let mut sim = Simulation::new(scenario);
+    let mut sim = Simulation::with_accelerations(scenario, accelerations);
     if !sim.run(progress) {
         return Err(RunError::Cancelled);
     }

@@ -296,7 +296,7 @@ struct Row<'a> {
 
 impl<'a> Row<'a> {
     fn stats(&self) -> QdiscStats<'a> {
-        self.link.qdisc.stats(&self.record.counters)
+        self.link.queue.stats(&self.record.counters)
     }
 }
 
@@ -355,7 +355,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
     };
     t.push("from", ends(|r| r.from));
     t.push("to", ends(|r| r.to));
-    t.push("qdisc", categorical(links.iter().map(|l| l.qdisc.name())));
+    t.push("qdisc", categorical(links.iter().map(|l| l.queue.name())));
     let mut cells: Vec<(String, Cell)> = vec![
         ("rate_bps".into(), u64_cell(|r| r.record.rate_bps)),
         ("delay_s".into(), f64_cell(|r| secs(r.link.delay))),
@@ -389,7 +389,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
         ),
         (
             "backlog_packets".into(),
-            u64_cell(|r| r.link.qdisc.backlog().packets),
+            u64_cell(|r| r.link.queue.backlog().packets),
         ),
         ("peak_packets".into(), u64_cell(|r| r.stats().peak_packets)),
         (
@@ -505,13 +505,13 @@ fn conservation(sim: &Simulation) -> (bool, String) {
     let mut queued = 0;
     let mut propagating = 0;
     for (i, (l, record)) in sim.links.iter().zip(&sim.link_records).enumerate() {
-        if let Err(e) = l.qdisc.check_conservation(&record.counters) {
+        if let Err(e) = l.queue.check_conservation(&record.counters) {
             problems.push(format!("{}: {e}", sim.link_names.get(i)));
         }
         // A reserving link's waiting packets are in its pipe already; its
         // buffer holds copies, for its own counts.
         if !l.reserves() {
-            queued += l.qdisc.backlog().packets;
+            queued += l.queue.backlog().packets;
         }
         propagating += sim.pipes.len(&l.pipe) as u64;
     }

@@ -26,7 +26,8 @@ impl Simulation {
         self.catch_up(l, now + 1);
         let counters = &mut self.link_records[l].counters;
         self.links[l]
-            .qdisc
+            .queue
+            .discipline()
             .enqueue(counters, packet, now, &mut self.verdicts);
         self.settle_drops(l);
         if self.links[l].busy_until <= now {
@@ -42,7 +43,7 @@ impl Simulation {
         loop {
             let link = &self.links[l];
             let at = link.busy_until;
-            if at >= before || link.qdisc.backlog().packets == 0 || !self.depart(l, at) {
+            if at >= before || link.queue.backlog().packets == 0 || !self.depart(l, at) {
                 return;
             }
         }
@@ -65,14 +66,17 @@ impl Simulation {
     fn depart(&mut self, l: usize, at: Time) -> bool {
         self.as_of(at, |sim| {
             let counters = &mut sim.link_records[l].counters;
-            let packet = sim.links[l].qdisc.dequeue(counters, at, &mut sim.verdicts);
+            let packet = sim.links[l]
+                .queue
+                .discipline()
+                .dequeue(counters, at, &mut sim.verdicts);
             // Such a discipline drops nothing as packets leave: a drop
             // counted late would leave the packets in flight overcounted
             // meanwhile.
             debug_assert!(
                 sim.verdicts.dropped().is_empty(),
                 "{} dropped a packet on dequeue but says it does not",
-                sim.links[l].qdisc.name()
+                sim.links[l].queue.name()
             );
             sim.settle_drops(l);
             if let Some(packet) = packet {
@@ -88,7 +92,7 @@ impl Simulation {
     /// event will.
     pub(crate) fn arm_catch_up(&mut self, l: usize) {
         let link = &mut self.links[l];
-        if !link.tx_scheduled && link.qdisc.backlog().packets > 0 {
+        if !link.tx_scheduled && link.queue.backlog().packets > 0 {
             link.tx_scheduled = true;
             let at = link.busy_until + link.catch_up_slack();
             self.events.schedule(at, Event::TxDone(l as u32));

@@ -69,7 +69,7 @@ impl Simulation {
             return;
         }
         self.release_started(e, self.scenario.warmup_ns);
-        let stats = self.links[e].qdisc.stats(&self.link_records[e].counters);
+        let stats = self.links[e].queue.stats(&self.link_records[e].counters);
         self.accel
             .early_window
             .insert(e as u32, WindowStart::of(stats));

@@ -20,6 +20,7 @@
 pub mod ahead;
 pub mod defer;
 pub mod express;
+pub mod fifo;
 pub mod gather;
 pub(crate) mod hints;
 pub(crate) mod inbox;
@@ -83,6 +84,52 @@ impl Accelerations {
         gather: false,
         prefetch: false,
     };
+
+    /// Each acceleration's name, as `parse` reads it.
+    pub const NAMES: [&'static str; 7] = [
+        "reserve",
+        "express",
+        "defer",
+        "answer_data",
+        "answer_acks",
+        "gather",
+        "prefetch",
+    ];
+
+    /// An engine by name: "fast" (every acceleration), "reference" (none),
+    /// or the accelerations to use, separated by commas ("reserve,defer"),
+    /// for measuring what each earns. One that needs another it is not
+    /// given (`express` without `reserve`) applies nowhere.
+    pub fn parse(engine: &str) -> Result<Self, String> {
+        match engine {
+            "fast" => return Ok(Self::ALL),
+            "reference" => return Ok(Self::NONE),
+            _ => {}
+        }
+        let mut acc = Self::NONE;
+        for name in engine.split(',').map(str::trim) {
+            *acc.flag(name).ok_or_else(|| {
+                format!(
+                    "{name:?} is not an engine (\"fast\", \"reference\") or an acceleration ({})",
+                    Self::NAMES.join(", ")
+                )
+            })? = true;
+        }
+        Ok(acc)
+    }
+
+    fn flag(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "reserve" => &mut self.reserve,
+            "express" => &mut self.express,
+            "defer" => &mut self.defer,
+            "answer_data" => &mut self.answer_data,
+            "answer_acks" => &mut self.answer_acks,
+            "gather" => &mut self.gather,
+            "prefetch" => &mut self.prefetch,
+            _ => return None,
+        })
+    }
 }
 
 /// What the accelerations keep between events.
@@ -110,6 +157,8 @@ pub struct AccelState {
     /// reserved an arrival at or after it before it opened
     /// (`express.rs`), by link.
     pub(crate) early_window: HashMap<u32, WindowStart>,
+    /// Short reserving FIFOs' buffers, lent to the next that needs one.
+    pub(crate) spares: fifo::Spares,
 }
 
 impl AccelState {
@@ -123,6 +172,7 @@ impl AccelState {
             inboxes: Vec::new(),
             gather_batch: gather::GATHER_BATCH,
             early_window: HashMap::new(),
+            spares: fifo::Spares::default(),
         }
     }
 

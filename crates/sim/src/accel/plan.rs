@@ -3,10 +3,13 @@
 //! eligibility rule each, and applied to the links and routes in one place
 //! (`Simulation::apply`). Nothing changes it during the run.
 
+use aqmlab_qdisc::Backlog;
+
+use crate::accel::fifo::ReservingFifo;
 use crate::accel::inbox::Inbox;
 use crate::accel::Accelerations;
 use crate::engine::flow::{Flow, Transport};
-use crate::engine::link::{Departures, Link};
+use crate::engine::link::{Departures, Link, Queue};
 use crate::engine::routes::{RouteRef, Routes};
 use crate::engine::Simulation;
 use crate::scenario::TcpProfile;
@@ -83,9 +86,9 @@ impl Plan {
 pub fn base_departures(link: &Link, traced: bool, acc: Accelerations) -> Departures {
     if traced {
         Departures::Events
-    } else if acc.reserve && link.qdisc.is_fifo() {
+    } else if acc.reserve && link.queue.fifo_limit().is_some() {
         Departures::Reserved
-    } else if acc.defer && link.qdisc.defers_departures() {
+    } else if acc.defer && link.queue.defers_departures() {
         Departures::Deferred
     } else {
         Departures::Events
@@ -192,7 +195,7 @@ pub fn answer_link_passes(
         && matches!(departures, Departures::Reserved | Departures::Express)
         && !a.is_monitored()
         && !feeds_express
-        && a.qdisc.admits_into_empty(size)
+        && (a.queue.fifo_limit()).is_some_and(|limit| limit.admits(Backlog::default(), size))
 }
 
 /// Find the gathering links (`gather.rs`): reserving, unmonitored FIFOs
@@ -298,6 +301,10 @@ impl Simulation {
         {
             link.departures = departures;
             link.feeds_express = feeds;
+            if link.reserves() {
+                let limit = (link.queue.fifo_limit()).expect("only a FIFO reserves");
+                link.queue = Queue::Reserving(ReservingFifo::new(limit));
+            }
         }
         let links = &self.links;
         self.routes.mark_express(|l| links[l as usize].is_express());

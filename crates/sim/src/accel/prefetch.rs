@@ -94,14 +94,14 @@ impl Simulation {
             // burst) lets them go (`release_started`): its buffer's box and
             // its counters, then the first copy.
             let link = &self.links[l as usize];
-            if let Some(buffer) = link.qdisc.fifo_buffer().filter(|_| link.reserves()) {
+            if let Some(buffer) = link.queue.reserving().and_then(|f| f.buffer_state()) {
                 prefetch(buffer);
                 prefetch(&self.link_records[l as usize].counters);
             }
         }
         if let Some(Event::PipeHead(l)) = self.events.peek(1) {
             let link = &self.links[l as usize];
-            if let Some(first) = link.qdisc.fifo_front().filter(|_| link.reserves()) {
+            if let Some(first) = link.queue.reserving().and_then(|f| f.front()) {
                 prefetch(first);
             }
             if let Some(packet) = self.arriving(l) {

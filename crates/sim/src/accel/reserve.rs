@@ -36,7 +36,7 @@ impl Simulation {
         // at the buffer.
         let records = &mut self.link_records;
         let start = if link.busy_until <= arrival
-            && (link.qdisc).pass_through(packet, || &mut records[l].counters)
+            && (link.queue.fifo()).pass_through(packet.size, || &mut records[l].counters)
         {
             arrival
         } else {
@@ -60,13 +60,12 @@ impl Simulation {
         let link = &mut self.links[l];
         let start = arrival.max(link.busy_until);
         let counters = &mut self.link_records[l].counters;
-        if start > arrival || !link.qdisc.pass_through(packet, || &mut *counters) {
+        let fifo = link.queue.fifo();
+        if start > arrival || !fifo.pass_through(packet.size, || &mut *counters) {
             let mut waiting = *packet;
             waiting.at = start;
-            if !link
-                .qdisc
-                .enqueue_fifo(counters, waiting, arrival, &mut self.verdicts)
-            {
+            let spares = &mut self.accel.spares;
+            if !fifo.wait(counters, waiting, spares, &mut self.verdicts) {
                 self.settle_drops(l);
                 return None;
             }
@@ -92,8 +91,8 @@ impl Simulation {
     /// `before` leave it.
     pub(crate) fn release_started(&mut self, l: usize, before: Time) {
         let counters = &mut self.link_records[l].counters;
-        let qdisc = &mut self.links[l].qdisc;
-        qdisc.release_fifo(counters, |p| p.at < before, &mut self.verdicts);
+        let fifo = self.links[l].queue.fifo();
+        fifo.release(before, counters, &mut self.accel.spares);
     }
 
     /// Bring every reserving link's buffer up to `before` (before its
@@ -113,7 +112,7 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn release_while_cached(&mut self, l: usize) {
         let link = &self.links[l];
-        if link.reserves() && link.qdisc.backlog().packets > 0 {
+        if link.reserves() && link.queue.backlog().packets > 0 {
             self.release_started(l, self.now + 1);
         }
     }

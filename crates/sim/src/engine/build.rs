@@ -44,7 +44,7 @@ impl Simulation {
         let node_names = names_of(&std::mem::take(&mut scenario.nodes));
         let (links, link_records, link_names, monitors) = build_links(&mut scenario);
         let wakes = (links.iter().enumerate())
-            .filter(|(_, link)| !link.qdisc.is_fifo())
+            .filter(|(_, link)| link.queue.has_clock())
             .map(|(l, _)| (l as u32, MaybeTime::NONE))
             .collect();
         let mut sim = Simulation {

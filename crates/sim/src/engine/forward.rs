@@ -71,21 +71,8 @@ impl Simulation {
         }
         let now = self.now;
         let link = &mut self.links[l];
-        // An idle link behind an empty FIFO sends the packet at once: skip
-        // the buffer.
-        let records = &mut self.link_records;
-        if link.busy_until <= now
-            && !link.tx_scheduled
-            && link
-                .qdisc
-                .pass_through(&packet, || &mut records[l].counters)
-        {
-            self.send(l, packet);
-            return;
-        }
         let counters = &mut self.link_records[l].counters;
-        link.qdisc
-            .enqueue(counters, packet, now, &mut self.verdicts);
+        (link.queue.discipline()).enqueue(counters, packet, now, &mut self.verdicts);
         self.settle_drops(l);
         let link = &mut self.links[l];
         if link.busy_until <= now {
@@ -126,14 +113,18 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         let counters = &mut self.link_records[l].counters;
-        let Some(packet) = link.qdisc.dequeue(counters, now, &mut self.verdicts) else {
+        let Some(packet) = link
+            .queue
+            .discipline()
+            .dequeue(counters, now, &mut self.verdicts)
+        else {
             self.settle_drops(l);
             self.schedule_qdisc_wake(l);
             return;
         };
         self.send(l, packet);
         let link = &mut self.links[l];
-        if link.qdisc.backlog().packets > 0 {
+        if link.queue.backlog().packets > 0 {
             link.tx_scheduled = true;
             let done = link.busy_until;
             self.events.schedule(done, Event::TxDone(l as u32));
@@ -221,9 +212,7 @@ impl Simulation {
         }
         *wake_at = MaybeTime::NONE;
         let counters = &mut self.link_records[l].counters;
-        self.links[l]
-            .qdisc
-            .wakeup(counters, now, &mut self.verdicts);
+        (self.links[l].queue.discipline()).wakeup(counters, now, &mut self.verdicts);
         self.settle_drops(l);
         let link = &self.links[l];
         if link.busy_until <= now && !link.tx_scheduled {
@@ -237,14 +226,14 @@ impl Simulation {
     /// test inline, the rest apart, since most disciplines have no clock.
     #[inline]
     pub(crate) fn schedule_qdisc_wake(&mut self, l: usize) {
-        if self.links[l].qdisc.has_clock() {
+        if self.links[l].queue.has_clock() {
             self.schedule_clocked_wake(l);
         }
     }
 
     #[inline(never)]
     fn schedule_clocked_wake(&mut self, l: usize) {
-        if let Some(t) = self.links[l].qdisc.next_wakeup() {
+        if let Some(t) = self.links[l].queue.discipline().next_wakeup() {
             let t = t.max(self.now);
             let wake_at = self.wake_at(l);
             if wake_at.get().is_none_or(|w| t < w) {

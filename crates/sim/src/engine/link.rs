@@ -2,8 +2,9 @@
 //! a propagation pipe. Packets leave a pipe in the order they entered it, so
 //! the pipe is a FIFO and only its head is ever in the event list.
 
-use aqmlab_qdisc::{Qdisc, QdiscCounters};
+use aqmlab_qdisc::{Backlog, ConservationError, Limit, Qdisc, QdiscCounters, QdiscStats};
 
+use crate::accel::fifo::ReservingFifo;
 use crate::measure::metrics::DelayHistogram;
 use crate::packet::SimPacket;
 use crate::pool::List;
@@ -11,12 +12,12 @@ use crate::Time;
 
 /// The state the event loop touches for every packet, in one cache line:
 /// a packet through an idle link (the common case: every access link,
-/// nearly always) reads and writes only this line, its discipline counting
-/// it in the `Qdisc` itself. What only the results need, and the
-/// discipline's counters of the packets that queue, live apart in
-/// [`LinkRecord`].
+/// nearly always) reads and writes only this line, a reserving FIFO
+/// counting it in itself. What only the results need, and the queue's
+/// counters of the packets that wait, live apart in [`LinkRecord`].
 ///
-/// 64 bytes on a 64-byte boundary (asserted below).
+/// 64 bytes on a 64-byte boundary: new state that not every link needs
+/// belongs beside the links, not in them.
 ///
 /// The results free the links whole, not a chunk at a time as the other
 /// arenas: the standard allocator cannot shrink an over-aligned block in
@@ -33,7 +34,7 @@ pub struct Link {
     /// Serialization time per byte, in ns as 32.32 fixed point.
     ns_per_byte: u64,
     pub delay: Time,
-    pub qdisc: Qdisc<SimPacket>,
+    pub queue: Queue,
     /// Where its measurements are in `Simulation::monitors`, if it is
     /// monitored (`NOT_MONITORED` if not).
     monitor: u32,
@@ -50,7 +51,7 @@ pub struct Link {
 }
 
 // One cache line, fetched whole by `Simulation::prefetch_ahead`.
-const _: () = assert!(size_of::<Link>() == 64 && align_of::<Link>() == 64);
+const _: () = assert!(size_of::<Link>() <= 64 && align_of::<Link>() == 64);
 
 impl Link {
     /// `monitor`: the index of its measurements, if it is monitored.
@@ -58,7 +59,7 @@ impl Link {
         Self {
             ns_per_byte: (((8_000_000_000u128) << 32) / rate_bps as u128) as u64,
             delay,
-            qdisc,
+            queue: Queue::Discipline(qdisc),
             busy_until: 0,
             tx_scheduled: false,
             pipe: List::default(),
@@ -137,6 +138,93 @@ impl Link {
 }
 
 const NOT_MONITORED: u32 = u32::MAX;
+
+/// A link's queue: its discipline, run on events (deferred or not), or, for
+/// a FIFO whose departures are reserved at arrival, the reserving FIFO that
+/// stands in for it (`accel::fifo`).
+pub enum Queue {
+    Discipline(Qdisc<SimPacket>),
+    Reserving(ReservingFifo),
+}
+
+impl Queue {
+    /// The discipline, on a link that runs on events.
+    #[inline(always)]
+    pub fn discipline(&mut self) -> &mut Qdisc<SimPacket> {
+        match self {
+            Queue::Discipline(q) => q,
+            Queue::Reserving(_) => unreachable!("a reserving FIFO runs no discipline"),
+        }
+    }
+
+    /// The reserving FIFO, on a link that reserves.
+    #[inline(always)]
+    pub fn fifo(&mut self) -> &mut ReservingFifo {
+        match self {
+            Queue::Reserving(f) => f,
+            Queue::Discipline(_) => unreachable!("a discipline reserves nothing"),
+        }
+    }
+
+    /// The reserving FIFO, if the link reserves (to fetch its state early).
+    #[inline(always)]
+    pub fn reserving(&self) -> Option<&ReservingFifo> {
+        match self {
+            Queue::Reserving(f) => Some(f),
+            Queue::Discipline(_) => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Queue::Discipline(q) => q.name(),
+            Queue::Reserving(_) => "droptail",
+        }
+    }
+
+    #[inline]
+    pub fn backlog(&self) -> Backlog {
+        match self {
+            Queue::Discipline(q) => q.backlog(),
+            Queue::Reserving(f) => f.backlog(),
+        }
+    }
+
+    /// Everything counted: `counters`, with the packets a reserving FIFO
+    /// let through.
+    pub fn stats<'a>(&self, counters: &'a QdiscCounters) -> QdiscStats<'a> {
+        match self {
+            Queue::Discipline(q) => q.stats(counters),
+            Queue::Reserving(f) => f.stats(counters),
+        }
+    }
+
+    /// Check arrivals = departures + drops + backlog.
+    pub fn check_conservation(&self, counters: &QdiscCounters) -> Result<(), ConservationError> {
+        (self.stats(counters)).check_conservation(self.name(), self.backlog().packets)
+    }
+
+    /// The limit of a plain FIFO, as built (before the plan makes it
+    /// reserve).
+    pub fn fifo_limit(&self) -> Option<Limit> {
+        match self {
+            Queue::Discipline(q) => q.fifo_limit(),
+            Queue::Reserving(_) => None,
+        }
+    }
+
+    /// Whether the discipline may ask to be woken.
+    #[inline]
+    pub fn has_clock(&self) -> bool {
+        matches!(self, Queue::Discipline(q) if q.has_clock())
+    }
+
+    /// Whether the discipline may run its departures late
+    /// (`Qdisc::defers_departures`).
+    pub fn defers_departures(&self) -> bool {
+        matches!(self, Queue::Discipline(q) if q.defers_departures())
+    }
+}
 
 /// How a link's departures are found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

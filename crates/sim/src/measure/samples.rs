@@ -26,8 +26,8 @@ impl Simulation {
             };
             self.settle_for_sample(i);
             let (link, record) = (&self.links[i], &self.link_records[i]);
-            let b = link.qdisc.backlog();
-            let departed = link.qdisc.stats(&record.counters).departure_bytes;
+            let b = link.queue.backlog();
+            let departed = link.queue.stats(&record.counters).departure_bytes;
             self.series
                 .push(now, "queue_packets", i as u32, b.packets as f64);
             self.series

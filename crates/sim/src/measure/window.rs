@@ -94,7 +94,7 @@ impl Simulation {
         }
         let early = std::mem::take(&mut self.accel.early_window);
         for (l, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {
-            let now = || WindowStart::of(link.qdisc.stats(&record.counters));
+            let now = || WindowStart::of(link.queue.stats(&record.counters));
             self.at_warmup
                 .push(early.get(&(l as u32)).copied().unwrap_or_else(now));
         }
