@@ -181,6 +181,103 @@ fn acks_meeting_at_the_reverse_bottleneck() {
     }
 }
 
+/// Every kind of traffic at once, its packets meeting at one nanosecond:
+/// Tahoe, NewReno, SACK and CUBIC senders beside Reno ones (one profile
+/// each), on-off TCP sources, flows that stop, CBR and on-off UDP, and
+/// Poisson arrivals of short flows, behind a DropTail and a QSDRR
+/// bottleneck.
+#[test]
+fn every_kind_of_traffic_tied() {
+    use aqmlab_sim::scenario::{ArrivalSpec, Dist, TcpVariant};
+    for json in [BOTTLENECKS[0], BOTTLENECKS[4]] {
+        let mut s = tied_dumbbell(12, qdisc(json), 5 * MS);
+        let variants = [
+            TcpVariant::Tahoe,
+            TcpVariant::Newreno,
+            TcpVariant::Sack,
+            TcpVariant::Cubic,
+        ];
+        for variant in variants {
+            s.tcp_profiles.push(TcpProfile { variant, ..reno() });
+        }
+        let groups = s.flows.groups.len() as u32;
+        for (i, variant) in variants.iter().enumerate() {
+            s.flows.groups.push(FlowGroup::Tcp {
+                label: format!("{variant:?}"),
+                profile: i as u32 + 1,
+                size_bytes: None,
+                off_time: None,
+                trace_cwnd: false,
+                stop_ns: (i == 3).then_some(4 * S),
+            });
+        }
+        s.flows.groups.push(FlowGroup::Tcp {
+            label: "on-off".into(),
+            profile: 0,
+            size_bytes: Some(60_000),
+            off_time: Some(Dist::Exponential { mean: 2e8 }),
+            trace_cwnd: false,
+            stop_ns: None,
+        });
+        s.flows.groups.push(FlowGroup::Udp {
+            label: "udp".into(),
+            packet_size: 1000,
+            stop_ns: Some(5 * S),
+            tagged: false,
+            source: UdpSource::OnOff {
+                rate_bps: 4_000_000,
+                on: Dist::Fixed { value: 3e8 },
+                off: Dist::Fixed { value: 2e8 },
+            },
+        });
+        // Flows 2 to 7 take the new groups in turn.
+        for (f, g) in s.flows.group.iter_mut().enumerate().skip(2).take(6) {
+            *g = groups + (f as u32 - 2);
+        }
+        // On flow 1's route (sender s1, node 4, to receiver d1, node 5).
+        let route = Route {
+            src: 4,
+            dst: 5,
+            path: s.flows.path.get(1).to_vec(),
+            reverse_path: s.flows.reverse_path.get(1).to_vec(),
+        };
+        s.arrivals.push(ArrivalSpec {
+            group: "short".into(),
+            rate_per_s: 40.0,
+            size_bytes: Dist::Pareto {
+                mean: 20_000.0,
+                shape: 1.2,
+            },
+            routes: vec![route],
+            profile: 0,
+            start_ns: 500 * MS,
+            stop_ns: Some(5 * S),
+        });
+        // UDP flows have no reverse path.
+        let mut reverse = aqmlab_sim::scenario::Paths::default();
+        for f in 0..s.flows.len() {
+            let udp = s.flows.group[f] == groups + 5;
+            reverse.push(if udp {
+                &[]
+            } else {
+                s.flows.reverse_path.get(f)
+            });
+        }
+        s.flows.reverse_path = reverse;
+        s.check().unwrap();
+        // What the traffic did: short flows arrived and finished, the on-off
+        // source made transfers, senders recovered from losses.
+        let r = run_with(s.clone(), Accelerations::NONE);
+        assert!(r.flows.u64("flow_id").len() > 100, "{json}: arrivals");
+        assert!(r.flows.u64("transfers_completed")[6] > 3, "{json}: on-off");
+        assert!(
+            r.flows.u64("fast_retransmits").iter().sum::<u64>() > 20,
+            "{json}"
+        );
+        assert_every_acceleration_exact(json, &s);
+    }
+}
+
 /// A random network: a chain of routers joined both ways, hosts hung off
 /// them, TCP and UDP flows between hosts at random routers, every delay
 /// 0, 1 or 2 ms, rates of 10 or 50 Mb/s, small buffers of random kinds.

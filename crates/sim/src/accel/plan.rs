@@ -315,3 +315,243 @@ impl Simulation {
         self.accel.inboxes = plan.inboxes;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use aqmlab_qdisc::{Qdisc, QdiscSpec};
+
+    use super::*;
+    use crate::engine::flow::TcpFlow;
+    use crate::scenario::TcpVariant;
+    use crate::tcp::testing::profile;
+    use crate::tcp::TcpSender;
+
+    const FIFO: &str = r#"{"kind": "droptail", "limit": {"packets": 10}}"#;
+    const QSDRR: &str = r#"{"kind": "qsdrr", "limit": {"packets": 10}}"#;
+    const CODEL: &str = r#"{"kind": "codel", "limit": {"packets": 10}}"#;
+
+    fn link(spec: &str, monitored: bool) -> Link {
+        let spec: QdiscSpec = serde_json::from_str(spec).unwrap();
+        Link::new(
+            10_000_000,
+            1_000_000,
+            Qdisc::from_spec(&spec, 0),
+            monitored.then_some(0),
+        )
+    }
+
+    /// A dumbbell of `n` TCP flows: links 0 and 1 the bottleneck each way
+    /// (`bottleneck` and a FIFO back, the first monitored), then each
+    /// flow's four FIFO access links (sender's out and back, receiver's in
+    /// and out).
+    struct Net {
+        links: Vec<Link>,
+        routes: Routes,
+        flows: Vec<Flow>,
+        profiles: Vec<TcpProfile>,
+        traced: Vec<bool>,
+    }
+
+    impl Net {
+        fn dumbbell(n: u32, bottleneck: &str) -> Self {
+            let mut links = vec![link(bottleneck, true), link(FIFO, false)];
+            let (mut routes, mut flows) = (Routes::default(), Vec::new());
+            let p = profile(TcpVariant::Reno);
+            for _ in 0..n {
+                let a = links.len() as u32;
+                links.extend((0..4).map(|_| link(FIFO, false)));
+                let pair = routes.intern_pair(&[a, 0, a + 2], &[a + 3, 1, a + 1]);
+                let tcp = TcpFlow::new(0, TcpSender::new(&p, None), None, false);
+                flows.push(Flow::new(0, pair, 0, None, Transport::Tcp(tcp)));
+            }
+            let traced = vec![false; links.len()];
+            Net {
+                links,
+                routes,
+                flows,
+                profiles: vec![p],
+                traced,
+            }
+        }
+
+        fn plan(&self, acc: Accelerations) -> Plan {
+            Plan::build(
+                &Topology {
+                    links: &self.links,
+                    routes: &self.routes,
+                    flows: &self.flows,
+                    profiles: &self.profiles,
+                    traced: &self.traced,
+                },
+                acc,
+            )
+        }
+
+        fn tcp(&mut self, f: usize) -> &mut TcpFlow {
+            match &mut self.flows[f].transport {
+                Transport::Tcp(tcp) => tcp,
+                Transport::Udp(_) => unreachable!(),
+            }
+        }
+    }
+
+    #[test]
+    fn a_fifo_reserves_a_discipline_without_a_clock_defers_the_rest_run_on_events() {
+        let all = Accelerations::ALL;
+        assert_eq!(
+            base_departures(&link(FIFO, false), false, all),
+            Departures::Reserved
+        );
+        assert_eq!(
+            base_departures(&link(QSDRR, true), false, all),
+            Departures::Deferred
+        );
+        assert_eq!(
+            base_departures(&link(CODEL, false), false, all),
+            Departures::Events
+        );
+        assert_eq!(
+            base_departures(&link(FIFO, false), true, all),
+            Departures::Events,
+            "traced"
+        );
+        let none = Accelerations::NONE;
+        assert_eq!(
+            base_departures(&link(FIFO, false), false, none),
+            Departures::Events
+        );
+        assert_eq!(
+            base_departures(&link(QSDRR, false), false, none),
+            Departures::Events
+        );
+    }
+
+    #[test]
+    fn a_single_feeder_is_one_link_for_every_route_never_a_host() {
+        let net = Net::dumbbell(3, FIFO);
+        let feeders = single_feeders(&net.routes, net.links.len());
+        // The bottlenecks have three feeders; a receiver's link the
+        // bottleneck alone; a sender's link is fed by its host.
+        assert_eq!(feeders[0], None);
+        assert_eq!(feeders[1], None);
+        for i in 0..3 {
+            let a = 2 + 4 * i;
+            assert_eq!(feeders[a], None, "first hop");
+            assert_eq!(feeders[a + 1], Some(1), "back to the sender");
+            assert_eq!(feeders[a + 2], Some(0), "to the receiver");
+            assert_eq!(feeders[a + 3], None, "first hop back");
+        }
+        assert!(is_express(&link(FIFO, false), Departures::Reserved));
+        assert!(
+            !is_express(&link(FIFO, true), Departures::Reserved),
+            "monitored"
+        );
+        assert!(!is_express(&link(FIFO, false), Departures::Events));
+    }
+
+    #[test]
+    fn an_answer_link_passes_only_if_it_is_its_routes_alone() {
+        let fifo = link(FIFO, false);
+        assert!(answer_link_passes(
+            &fifo,
+            Departures::Reserved,
+            false,
+            1,
+            40
+        ));
+        assert!(answer_link_passes(&fifo, Departures::Express, false, 1, 40));
+        assert!(
+            !answer_link_passes(&fifo, Departures::Reserved, false, 2, 40),
+            "shared"
+        );
+        assert!(!answer_link_passes(&fifo, Departures::Events, false, 1, 40));
+        assert!(
+            !answer_link_passes(&fifo, Departures::Reserved, true, 1, 40),
+            "feeds express"
+        );
+        let monitored = link(FIFO, true);
+        assert!(!answer_link_passes(
+            &monitored,
+            Departures::Reserved,
+            false,
+            1,
+            40
+        ));
+        let tiny = link(r#"{"kind": "droptail", "limit": {"bytes": 39}}"#, false);
+        assert!(
+            !answer_link_passes(&tiny, Departures::Reserved, false, 1, 40),
+            "refuses it"
+        );
+    }
+
+    #[test]
+    fn the_dumbbell_plan() {
+        let mut net = Net::dumbbell(3, FIFO);
+        let plan = net.plan(Accelerations::ALL);
+        use Departures::*;
+        assert_eq!(plan.departures[0], Reserved, "monitored: not express");
+        assert_eq!(plan.departures[1], Gathered, "the reverse bottleneck");
+        assert_eq!(
+            &plan.departures[2..6],
+            &[Reserved, Express, Express, Reserved]
+        );
+        assert!(plan.feeds_express[0] && plan.feeds_express[1]);
+        assert!(
+            plan.feeds_express[5],
+            "a receiver's ACK link feeds the inbox"
+        );
+        let both = Answers {
+            data: true,
+            acks: true,
+        };
+        assert!(plan.answers.iter().all(|&a| a == both));
+        assert_eq!(plan.inboxes.len(), 1);
+        // Each reason not to answer ahead, one flow each.
+        net.profiles.push(TcpProfile {
+            delayed_ack: true,
+            ..net.profiles[0].clone()
+        });
+        net.tcp(0).profile = 1;
+        net.tcp(1).trace_cwnd = true;
+        net.tcp(2).stops = true;
+        let plan = net.plan(Accelerations::ALL);
+        let answers: Vec<_> = plan.answers.iter().map(|a| (a.data, a.acks)).collect();
+        assert_eq!(answers, [(false, true), (true, false), (true, false)]);
+        // A traced link records what arrives over it: not answered ahead,
+        // and it runs on events.
+        let mut net = Net::dumbbell(2, FIFO);
+        net.traced[2 + 2] = true;
+        let plan = net.plan(Accelerations::ALL);
+        assert_eq!(plan.departures[4], Events);
+        assert!(!plan.answers[0].data && plan.answers[1].data);
+    }
+
+    #[test]
+    fn nothing_without_its_acceleration_or_what_it_needs() {
+        let net = Net::dumbbell(2, QSDRR);
+        let none = net.plan(Accelerations::NONE);
+        assert!(none.departures.iter().all(|&d| d == Departures::Events));
+        assert!(none.answers.iter().all(|&a| a == Answers::default()));
+        assert!(none.inboxes.is_empty() && !none.feeds_express.iter().any(|&f| f));
+        let no_answers = net.plan(Accelerations {
+            answer_data: false,
+            ..Accelerations::ALL
+        });
+        assert!(
+            no_answers.inboxes.is_empty(),
+            "gathering needs answers ahead"
+        );
+        let only_express = net.plan(Accelerations {
+            express: true,
+            ..Accelerations::NONE
+        });
+        assert!(
+            !only_express.departures.contains(&Departures::Express),
+            "needs reserve"
+        );
+        assert_eq!(
+            net.plan(Accelerations::ALL).departures[0],
+            Departures::Deferred
+        );
+    }
+}
