@@ -52,12 +52,16 @@ struct Arrival {
 }
 
 impl Arrival {
-    /// Its place in the order of arrivals: that of the pipe heads that
+    /// Its place in the order of arrivals beside `other`'s: by time, ties
+    /// (rarely: the key takes a hash) in the order of the pipe heads that
     /// bring them in the reference.
     #[inline]
-    fn order(&self) -> (Time, u64) {
-        let at = self.packet.at;
-        (at, Event::PipeHead(self.from).key(at))
+    fn cmp(&self, other: &Arrival) -> std::cmp::Ordering {
+        let (at, other_at) = (self.packet.at, other.packet.at);
+        at.cmp(&other_at).then_with(|| {
+            let key = |a: &Arrival| Event::PipeHead(a.from).key(a.packet.at);
+            key(self).cmp(&key(other))
+        })
     }
 }
 
@@ -79,7 +83,7 @@ impl Inbox {
     pub fn insert(&mut self, packet: SimPacket, from: u32) {
         let arrival = Arrival { packet, from };
         match self.packets.back() {
-            Some(last) if last.order() > arrival.order() => self.insert_sorted(arrival),
+            Some(last) if last.cmp(&arrival).is_gt() => self.insert_sorted(arrival),
             _ => self.packets.push_back(arrival),
         }
     }
@@ -88,7 +92,7 @@ impl Inbox {
     /// whose receiver is nearer): placed in order.
     #[cold]
     fn insert_sorted(&mut self, arrival: Arrival) {
-        let i = (self.packets).partition_point(|p| p.order() <= arrival.order());
+        let i = (self.packets).partition_point(|p| p.cmp(&arrival).is_le());
         self.packets.insert(i, arrival);
     }
 

@@ -149,17 +149,13 @@ struct Entry {
     event: Event,
 }
 
-impl Entry {
-    /// Its place in the run's order, as a pair of numbers.
-    #[inline(always)]
-    fn order(&self) -> (Time, u64) {
-        (self.time, self.event.key(self.time))
-    }
-}
-
 impl Ord for Entry {
+    /// By time, then (a tie, rarely: the key takes a hash to compute) by
+    /// key.
+    #[inline(always)]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.order().cmp(&other.order())
+        (self.time.cmp(&other.time))
+            .then_with(|| (self.event.key(self.time)).cmp(&other.event.key(other.time)))
     }
 }
 
@@ -590,9 +586,8 @@ impl EventQueue {
 fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
     events.push(entry);
     let v = &mut events[..];
-    let order = entry.order();
     let mut i = v.len() - 1;
-    while i > 0 && v[i - 1].order() < order {
+    while i > 0 && v[i - 1] < entry {
         v[i] = v[i - 1];
         i -= 1;
     }
@@ -607,7 +602,9 @@ fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
 #[inline(always)]
 fn sort_slot(events: &mut [Entry], slot: u64) {
     if events.len() <= 16 {
-        events.sort_unstable_by_key(|e| Reverse(e.order()));
+        // Few: an insertion sort, by time and, at a tie (rarely: the key
+        // takes a hash to compute), by key.
+        events.sort_by(|a, b| b.cmp(a));
         return;
     }
     for e in events.iter_mut() {
