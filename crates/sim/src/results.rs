@@ -262,7 +262,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     t.push("throughput_bps", Column::F64(thr));
     t.push("base_rtt_s", Column::F64(rtt));
     t.push("final_cwnd", Column::OptF64(cwnd));
-    let dropped = (0..sim.flows.len()).map(|f| sim.flow_drops.get(f));
+    let dropped = sim.flows.iter().map(|f| f.dropped);
     t.push("packets_dropped", Column::U64(dropped.collect()));
     one_way_columns(sim, &mut t);
     t

@@ -68,7 +68,6 @@ impl Simulation {
             events_processed: 0,
             census: Census::default(),
             series: Default::default(),
-            flow_drops: Default::default(),
             tracer: None,
             warmed_up: false,
             sample_due: match scenario.sample_interval_ns {

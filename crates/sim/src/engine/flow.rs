@@ -95,7 +95,7 @@ pub enum Transport {
 /// from the flow id, with no pointer to follow first, and the prefetching
 /// fetches those (`ACK_BYTES`, `DELACK_EVENT_AT`). State only some flows
 /// need lives boxed or beside the flows (a CUBIC sender's, a SACK
-/// scoreboard, an on-off source's, the drops counted per flow).
+/// scoreboard, an on-off source's).
 #[repr(C, align(64))]
 pub struct Flow {
     pub forward: RouteRef,
@@ -111,6 +111,9 @@ pub struct Flow {
     /// started in it): the window's bytes are the difference, so that a
     /// packet writes one counter, not two.
     pub(crate) delivered_at_warmup: u64,
+    /// The flow's packets dropped, data and ACKs, whole run (in the last
+    /// line's padding, so it costs no memory).
+    pub(crate) dropped: u64,
 }
 
 impl Flow {
@@ -151,6 +154,7 @@ impl Flow {
             group,
             start,
             delivered_at_warmup: 0,
+            dropped: 0,
         }
     }
 

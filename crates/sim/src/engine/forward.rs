@@ -270,10 +270,10 @@ impl Simulation {
                 tracer.dropped(self.now, l as u32, d);
             }
         }
-        let (ledger, flow_drops) = (&mut self.ledger, &mut self.flow_drops);
+        let (ledger, flows) = (&mut self.ledger, &mut self.flows);
         self.verdicts.drain(|d| {
             ledger.dropped += 1;
-            flow_drops.count(d.packet.flow);
+            flows[d.packet.flow as usize].dropped += 1;
         });
     }
 }

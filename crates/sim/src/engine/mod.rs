@@ -24,7 +24,7 @@ use aqmlab_qdisc::Verdicts;
 use crate::accel::{AccelState, Accelerations};
 use crate::measure::census::Census;
 use crate::measure::ledger::Ledger;
-use crate::measure::metrics::{FlowDrops, TimeSeries};
+use crate::measure::metrics::TimeSeries;
 use crate::measure::window::WindowStarts;
 use crate::names::Names;
 use crate::packet::SimPacket;
@@ -70,8 +70,6 @@ pub struct Simulation {
     /// The work done, by kind (counted only with the `census` feature).
     pub census: Census,
     pub series: TimeSeries,
-    /// Each flow's packets dropped.
-    pub flow_drops: FlowDrops,
     /// What the scenario's `trace` records, if it asks for anything.
     pub tracer: Option<Box<Recorder>>,
     pub(crate) warmed_up: bool,

@@ -251,35 +251,6 @@ impl TimeSeries {
     }
 }
 
-/// Each flow's packets dropped (data and ACKs, the whole run), by flow:
-/// grown at a drop, so that it costs nothing until one.
-#[derive(Default)]
-pub struct FlowDrops(Vec<u64>);
-
-impl FlowDrops {
-    /// A packet of `flow` was dropped.
-    #[inline]
-    pub fn count(&mut self, flow: u32) {
-        match self.0.get_mut(flow as usize) {
-            Some(n) => *n += 1,
-            None => self.first_of(flow),
-        }
-    }
-
-    /// The first drop of a flow past the others.
-    #[cold]
-    #[inline(never)]
-    fn first_of(&mut self, flow: u32) {
-        self.0.resize(flow as usize + 1, 0);
-        self.0[flow as usize] = 1;
-    }
-
-    /// Flow `f`'s packets dropped.
-    pub fn get(&self, f: usize) -> u64 {
-        self.0.get(f).copied().unwrap_or(0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
