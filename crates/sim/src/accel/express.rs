@@ -35,7 +35,7 @@ impl Simulation {
             if !self.links[next as usize].is_express() {
                 if self.links[next as usize].gathers() {
                     packet.hop += 1;
-                    self.gather(next as usize, *packet, arrive, l as u32);
+                    self.gather(next as usize, *packet, arrive);
                     return None;
                 }
                 break;

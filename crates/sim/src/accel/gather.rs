@@ -21,12 +21,14 @@ impl Simulation {
             .is_some_and(|answer| self.links[answer as usize].feeds_express)
     }
 
-    /// `packet` reaches gathering link `l` from link `from` at `at`: into
-    /// its inbox, and an event to take it in by then at the latest.
-    pub(crate) fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time, from: u32) {
+    /// `packet` reaches gathering link `l` (at its `hop`) at `at`: into its
+    /// inbox, and an event to take it in by then at the latest.
+    pub(crate) fn gather(&mut self, l: usize, mut packet: SimPacket, at: Time) {
         self.census.gathered();
         packet.at = at;
-        let inbox = self.inbox(l);
+        let i = self.inbox_index(l);
+        let (routes, inbox) = (&self.routes, &mut self.accel.inboxes[i]);
+        let from = |p: &SimPacket| routes.link(p.route, p.hop - 1).expect("a link before");
         inbox.insert(packet, from);
         if inbox.arm(at) {
             self.events.schedule(at, Event::TxDone(l as u32));

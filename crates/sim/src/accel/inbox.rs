@@ -33,7 +33,7 @@ pub struct Inbox {
     /// The arrivals, `at` their arrival time at the link, in order of
     /// arrival, ties in the order of the links they come from (the order
     /// of those links' pipe heads in the reference: `Event`'s order).
-    packets: VecDeque<Arrival>,
+    packets: VecDeque<SimPacket>,
     /// When the data packets on their way to receivers in pipes, not
     /// answered ahead, whose answers will come here, reach their
     /// receivers. They are answered in that order (their arrivals are
@@ -44,25 +44,16 @@ pub struct Inbox {
     armed_at: Time,
 }
 
-/// An arrival held, with the link it comes from.
-#[derive(Clone, Copy)]
-struct Arrival {
-    packet: SimPacket,
-    from: u32,
-}
-
-impl Arrival {
-    /// Its place in the order of arrivals beside `other`'s: by time, ties
-    /// (rarely: the key takes a hash) in the order of the pipe heads that
-    /// bring them in the reference.
-    #[inline]
-    fn cmp(&self, other: &Arrival) -> std::cmp::Ordering {
-        let (at, other_at) = (self.packet.at, other.packet.at);
-        at.cmp(&other_at).then_with(|| {
-            let key = |a: &Arrival| Event::PipeHead(a.from).key(a.packet.at);
-            key(self).cmp(&key(other))
-        })
-    }
+/// `a`'s place in the order of arrivals beside `b`'s: by time, ties
+/// (rarely: the key takes a hash) in the order of the pipe heads that bring
+/// them in the reference, from the links `from` says they come from (looked
+/// up only at a tie, so that an arrival holds no more than its packet).
+#[inline]
+fn order(a: &SimPacket, b: &SimPacket, from: impl Fn(&SimPacket) -> u32) -> std::cmp::Ordering {
+    a.at.cmp(&b.at).then_with(|| {
+        let key = |p: &SimPacket| Event::PipeHead(from(p)).key(p.at);
+        key(a).cmp(&key(b))
+    })
 }
 
 impl Inbox {
@@ -77,23 +68,22 @@ impl Inbox {
         }
     }
 
-    /// Take in an arrival (at `packet.at`) from link `from`: nearly always
-    /// the latest.
+    /// Take in an arrival (at `packet.at`), nearly always the latest;
+    /// `from` tells the link an arrival comes from.
     #[inline]
-    pub fn insert(&mut self, packet: SimPacket, from: u32) {
-        let arrival = Arrival { packet, from };
+    pub fn insert(&mut self, packet: SimPacket, from: impl Fn(&SimPacket) -> u32) {
         match self.packets.back() {
-            Some(last) if last.cmp(&arrival).is_gt() => self.insert_sorted(arrival),
-            _ => self.packets.push_back(arrival),
+            Some(last) if order(last, &packet, &from).is_gt() => self.insert_sorted(packet, from),
+            _ => self.packets.push_back(packet),
         }
     }
 
     /// An arrival before the latest (an answer not given ahead, or one
     /// whose receiver is nearer): placed in order.
     #[cold]
-    fn insert_sorted(&mut self, arrival: Arrival) {
-        let i = (self.packets).partition_point(|p| p.cmp(&arrival).is_le());
-        self.packets.insert(i, arrival);
+    fn insert_sorted(&mut self, packet: SimPacket, from: impl Fn(&SimPacket) -> u32) {
+        let i = (self.packets).partition_point(|p| order(p, &packet, &from).is_le());
+        self.packets.insert(i, packet);
     }
 
     /// A data packet reaching its receiver at `at` will be answered in its
@@ -120,8 +110,8 @@ impl Inbox {
     /// The next arrival, if it comes before `horizon`.
     #[inline]
     pub fn pop_before(&mut self, horizon: Time) -> Option<SimPacket> {
-        if self.packets.front()?.packet.at < horizon {
-            self.packets.pop_front().map(|a| a.packet)
+        if self.packets.front()?.at < horizon {
+            self.packets.pop_front()
         } else {
             None
         }
@@ -131,7 +121,7 @@ impl Inbox {
     /// will read early).
     #[inline]
     pub fn get(&self, k: usize) -> Option<&SimPacket> {
-        self.packets.get(k).map(|a| &a.packet)
+        self.packets.get(k)
     }
 
     /// An event to drain the inbox is wanted at `at`: whether one must be
@@ -156,7 +146,7 @@ impl Inbox {
 
     /// When the first arrival held is due.
     pub fn first_due(&self) -> Option<Time> {
-        self.packets.front().map(|a| a.packet.at)
+        self.packets.front().map(|p| p.at)
     }
 
     /// Packets held (on their way to the link).
@@ -200,7 +190,8 @@ mod tests {
             (10, 4, 1),
             (70, 5, 5),
         ];
-        for (t, f, from) in arrivals {
+        let from = |p: &SimPacket| arrivals[p.flow as usize].2;
+        for (t, f, _) in arrivals {
             inbox.insert(at(t, f), from);
         }
         let mut out = Vec::new();
@@ -217,8 +208,8 @@ mod tests {
     #[test]
     fn holds_back_what_could_still_be_overtaken() {
         let mut inbox = Inbox::new(0, 100, 10);
-        inbox.insert(at(150, 0), 0);
-        inbox.insert(at(120, 1), 0);
+        inbox.insert(at(150, 0), |_| 0);
+        inbox.insert(at(120, 1), |_| 0);
         // At 20, an answer reserved now could arrive at 120: nothing yet.
         assert_eq!(inbox.horizon(20, u64::MAX), 120);
         assert!(inbox.pop_before(120).is_none());

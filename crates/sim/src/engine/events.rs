@@ -582,16 +582,41 @@ impl EventQueue {
 /// Into a slot's sorted events (`current`, `following`), latest first, in
 /// its place. Such an event is mostly due soon, so it is shifted in from the
 /// end (the next to pop): cheaper than a binary search, which mispredicts.
-#[inline]
+/// Times alone decide until one equals the event's; only then are keys
+/// computed (ties are rare, a key takes a hash).
+#[inline(always)]
 fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
     events.push(entry);
     let v = &mut events[..];
     let mut i = v.len() - 1;
-    while i > 0 && v[i - 1] < entry {
+    while i > 0 && v[i - 1].time < entry.time {
         v[i] = v[i - 1];
         i -= 1;
     }
+    if i > 0 && v[i - 1].time == entry.time {
+        let key = entry.event.key(entry.time);
+        while i > 0 && v[i - 1].time == entry.time && v[i - 1].event.key(entry.time) < key {
+            v[i] = v[i - 1];
+            i -= 1;
+        }
+    }
     v[i] = entry;
+}
+
+/// Order each run of events at one time in a slot sorted by time alone,
+/// latest key first (a scan: runs are rare).
+#[inline(always)]
+fn order_ties(events: &mut [Entry]) {
+    let mut start = 0;
+    for i in 1..=events.len() {
+        if i == events.len() || events[i].time != events[start].time {
+            if i - start > 1 {
+                let run = &mut events[start..i];
+                run.sort_unstable_by_key(|e| Reverse(e.event.key(e.time)));
+            }
+            start = i;
+        }
+    }
 }
 
 /// Sort a slot's events, latest first. All of them are in slot `slot`, so
@@ -602,9 +627,9 @@ fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
 #[inline(always)]
 fn sort_slot(events: &mut [Entry], slot: u64) {
     if events.len() <= 16 {
-        // Few: an insertion sort, by time and, at a tie (rarely: the key
-        // takes a hash to compute), by key.
-        events.sort_by(|a, b| b.cmp(a));
+        // Few: an insertion sort by time, then ties by key.
+        events.sort_by_key(|e| Reverse(e.time));
+        order_ties(events);
         return;
     }
     for e in events.iter_mut() {
