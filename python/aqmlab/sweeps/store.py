@@ -11,8 +11,8 @@
 ``hash`` is the SHA-256 of the resolved scenario as compact JSON with sorted keys (the
 value the simulator runs, seed included; its links and flows column-wise since the
 contract became so, which changed every hash once) followed by the aqmlab version, which
-changes whenever the same scenario's results do (so a store never serves a result of an
-older model: the canonical order of ties is 0.2.0's). An entry is written in a
+changes whenever the same scenario's results do, so a store never serves a result of an
+older model. An entry is written in a
 temporary directory ``<store>/.tmp-...`` with ``done`` last and then renamed into place,
 so a directory without ``done`` (a run killed half-way) is never taken for a result: it
 is recomputed and replaced. A failed run is recorded (``error.json``) but does not count

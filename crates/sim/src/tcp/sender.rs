@@ -34,9 +34,13 @@ pub struct TcpSender {
     pub total: u32,
     /// Payload bytes of packet `total - 1`.
     last_payload: u32,
-    /// Duplicate ACKs in a row.
-    pub(super) dupacks: u32,
+    /// Duplicate ACKs in a row (saturating: more than a window's worth
+    /// cannot come, and 16 bits keep the sender in two cache lines).
+    pub(super) dupacks: u16,
     pub(super) in_recovery: bool,
+    /// A partial ACK came in this recovery (NewReno resets its timer at
+    /// the first only).
+    pub(super) partially_acked: bool,
     /// `snd_max` when the last recovery or timeout began (NewReno's and
     /// Sack1's `recover`).
     pub(super) recover: u32,
@@ -94,6 +98,7 @@ impl TcpSender {
             last_payload: payload_of(profile, bytes, total - 1),
             dupacks: 0,
             in_recovery: false,
+            partially_acked: false,
             recover: 0,
             ecn_recover: 0,
             rtt: RttEstimator::default(),

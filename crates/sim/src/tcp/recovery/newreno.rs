@@ -4,6 +4,12 @@
 //! and deflates the window by the packets it acknowledged, less one; and
 //! duplicate ACKs of data sent before the last recovery began start no
 //! new one (section 3.2).
+//!
+//! The retransmission timer is reset at the first partial ACK of a
+//! recovery only (section 3.2 step 5; the Impatient variant of section 4):
+//! a window that lost many packets then ends in a timeout and slow start
+//! instead of one round trip a hole. (ns-2's `Agent/TCP/Newreno` resets it
+//! at every partial ACK unless `newreno_changes1_` is 1.)
 
 use super::{reno, Progress};
 use crate::packet::SimPacket;
@@ -31,7 +37,10 @@ pub fn on_ack_in_recovery(
     let hole = s.snd_una;
     s.send_data(hole, now, ack.flow, p, out);
     s.window.cwnd = (s.window.cwnd - newly as f64 + 1.0).max(1.0);
-    s.arm_timer(now, p);
+    if !s.partially_acked {
+        s.partially_acked = true;
+        s.arm_timer(now, p);
+    }
     s.send_new(now, ack.flow, p, out);
     Progress::Recovering
 }
@@ -59,6 +68,22 @@ mod tests {
         s.on_ack(&ack(18, 0), 500, &p, &mut out);
         assert!(!s.in_recovery);
         assert_eq!(s.cwnd(), 5.0);
+    }
+
+    /// Holes at 8, 12 and 14: the partial ACK of 12 resets the timer, the
+    /// one of 14 does not, so many holes end in a timeout.
+    #[test]
+    fn only_the_first_partial_ack_resets_the_timer() {
+        let (mut s, p, mut out) = grown(TcpVariant::Newreno);
+        for _ in 0..3 {
+            s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        }
+        s.on_ack(&ack(12, 0), 400, &p, &mut out);
+        let deadline = s.rto_deadline.get().unwrap();
+        assert!(deadline > 400);
+        s.on_ack(&ack(14, 0), 500, &p, &mut out);
+        assert!(s.in_recovery);
+        assert_eq!(s.rto_deadline.get(), Some(deadline));
     }
 
     #[test]

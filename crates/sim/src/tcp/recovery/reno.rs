@@ -29,18 +29,19 @@ pub fn dupack(
     out: &mut Outbox,
     may_recover: impl FnOnce(&TcpSender) -> bool,
 ) {
-    s.dupacks += 1;
+    s.dupacks = s.dupacks.saturating_add(1);
     if s.in_recovery {
         // Inflation: each duplicate ACK means a packet left the network.
         s.window.cwnd += 1.0;
         s.send_new(now, flow, p, out);
         return;
     }
-    if s.dupacks != p.dupack_threshold || !may_recover(s) {
+    if u32::from(s.dupacks) != p.dupack_threshold || !may_recover(s) {
         return;
     }
     s.reduce_on_loss(now, p);
     s.in_recovery = true;
+    s.partially_acked = false;
     s.recover = s.snd_max;
     s.window.cwnd = s.window.ssthresh + p.dupack_threshold as f64;
     let hole = s.snd_una;

@@ -79,8 +79,8 @@ pub fn on_dupack(s: &mut TcpSender, ack: &SimPacket, now: Time, p: &TcpProfile, 
     let sack = s.sack1();
     sack.catch_up(snd_una);
     if !sack.after_timeout && sack.scoreboard.update(snd_una, blocks) {
-        s.dupacks += 1;
-        if s.dupacks == p.dupack_threshold {
+        s.dupacks = s.dupacks.saturating_add(1);
+        if u32::from(s.dupacks) == p.dupack_threshold {
             dupack_action(s, ack.flow, now, p, out);
         }
     }

@@ -7,8 +7,8 @@ use crate::tcp::{Outbox, TcpSender};
 use crate::Time;
 
 pub fn on_dupack(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &mut Outbox) {
-    s.dupacks += 1;
-    if s.dupacks != p.dupack_threshold {
+    s.dupacks = s.dupacks.saturating_add(1);
+    if u32::from(s.dupacks) != p.dupack_threshold {
         return;
     }
     s.reduce_on_loss(now, p);
