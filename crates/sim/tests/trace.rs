@@ -293,17 +293,10 @@ fn a_filter_keeps_the_packets_it_names() {
 /// the trace, the capture and every figure are the reference's.
 #[test]
 fn a_trace_is_the_same_from_either_engine() {
-    let trace = || Trace {
-        packets: Some(PacketTrace {
-            links: Some(vec![BOTTLENECK, access_d(1)]),
-            flows: None,
-            events: TraceEvent::ALL.to_vec(),
-        }),
-        pcap: Some(PcapTrace {
-            links: vec![access_s(0), access_s_rev(0)],
-            flows: None,
-        }),
-        ..per_flow()
+    let trace = || {
+        let mut trace = everything();
+        trace.packets.as_mut().unwrap().links = Some(vec![BOTTLENECK, access_d(1)]);
+        trace
     };
     let fast = run_with(scenario(trace()), Accelerations::ALL);
     let reference = run_with(scenario(trace()), Accelerations::NONE);
