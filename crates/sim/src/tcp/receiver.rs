@@ -89,7 +89,9 @@ impl TcpReceiver {
         let ce = pkt.ecn == Ecn::Ce;
         self.ece |= ce;
         let first = self.next_expected;
-        let in_order = pkt.seq == self.next_expected;
+        // In order, with nothing held above it: neither filling a gap nor
+        // leaving one.
+        let in_order = pkt.seq == self.next_expected && self.above.is_none();
         if pkt.seq >= self.next_expected {
             let idx = (pkt.seq - self.next_expected) as usize;
             match &mut self.above {
@@ -107,8 +109,9 @@ impl TcpReceiver {
         }
         let new_in_order = self.next_expected - first;
         // Delay only an in-order packet that fills no hole and is not marked;
-        // anything else is acknowledged at once (RFC 5681 section 4.2).
-        let may_delay = p.delayed_ack && in_order && self.above.is_none() && !ce;
+        // anything else is acknowledged at once (RFC 5681 section 4.2; ns-2's
+        // DelAckSink with RFC2581_immediate_ack_).
+        let may_delay = p.delayed_ack && in_order && !ce;
         self.echo = pkt.stamp;
         if may_delay && !self.unacked {
             self.unacked = true;
@@ -218,6 +221,13 @@ mod tests {
             Some(2),
             "out of order: ACK at once"
         );
+        r.on_data(&data(2), 30, &p, &mut out);
+        assert_eq!(
+            out.packets.pop().map(|a| a.seq),
+            Some(4),
+            "filling the gap: ACK at once, though nothing is left above it"
+        );
+        assert_eq!(r.delack_deadline.get(), None);
     }
 
     /// The SACK sink's blocks over a window with holes at 2 and 5 (ns-2's
