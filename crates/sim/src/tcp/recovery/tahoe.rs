@@ -14,7 +14,8 @@ pub fn on_dupack(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &
     s.reduce_on_loss(now, p);
     s.window.cwnd = 1.0;
     s.snd_nxt = s.snd_una;
-    s.dupacks = 0;
+    // The count goes on (ns-2 `TcpAgent::recv`): the rest of the window's
+    // duplicate ACKs are those of this loss, and only a new ACK restarts it.
     s.arm_timer(now, p);
     s.send_new(now, flow, p, out);
 }
@@ -37,5 +38,16 @@ mod tests {
         s.on_ack(&ack(9, 0), 400, &p, &mut out);
         assert_eq!(sent(&mut out), vec![9, 10]);
         assert_eq!(s.counters.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn one_loss_is_one_fast_retransmit_however_many_duplicates_follow() {
+        let (mut s, p, mut out) = grown(TcpVariant::Tahoe);
+        for _ in 0..9 {
+            s.on_ack(&ack(8, 0), 300, &p, &mut out);
+        }
+        assert_eq!(s.counters.fast_retransmits, 1);
+        assert_eq!(s.ssthresh(), 5.0, "halved once");
+        assert_eq!(sent(&mut out), vec![8]);
     }
 }
