@@ -25,7 +25,7 @@ use crate::params::{
     link_rate, nonzero, params, positive_limit, probability, refuse, thresholds, weight, SpecError,
     DEFAULT_LINK_RATE_BPS, MS,
 };
-use crate::red::{Red, RedMode, RedParams};
+use crate::red::{Red, RedMode, RedParams, RedVariant};
 use crate::spec::QdiscParams;
 use crate::{Backlog, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
@@ -122,6 +122,7 @@ impl AredParams {
             max_p: self.max_p,
             gentle: true,
             ecn: self.ecn,
+            variant: RedVariant::Fj93,
             mean_packet_size: self.mean_packet_size,
             max_packet_size: self.mean_packet_size,
             link_rate_bps: Some(self.link_rate()),

@@ -68,6 +68,8 @@ params! {
         /// Mark ECN-capable packets instead of dropping them in the random
         /// region; forced drops stay drops (RFC 3168).
         pub ecn: bool [Flag] = false,
+        /// FJ93's rules, or ns-2's with its two additions ([`RedVariant`]).
+        pub variant: RedVariant [Choice] = RedVariant::Fj93,
         /// The typical packet of section 11's idle-time correction: 1000 bytes
         /// (ours).
         pub mean_packet_size: u32 [Bytes] = 1000,
@@ -101,6 +103,19 @@ impl QdiscParams for RedParams {
     fn build<P: Packet + Send + 'static>(&self, seed: u64) -> Box<dyn QueueDiscipline<P> + Send> {
         Box::new(Red::new(self.clone(), seed))
     }
+}
+
+/// Whose RED: FJ93's figure 2, or ns-2's `red.cc`, which adds two rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedVariant {
+    #[default]
+    Fj93,
+    /// ns-2 2.35 `REDQueue::enque`: no drop, early or forced, unless the
+    /// queue holds more than one packet (more than one byte in byte mode),
+    /// and the first arrival in the early region (again after every spell
+    /// below `min_th` or at one packet) is let through with `count = 1`.
+    Ns2,
 }
 
 /// What RED decided for an arrival.
@@ -164,6 +179,10 @@ impl<P: Packet> Red<P> {
         }
     }
 
+    fn link_bps(&self) -> u64 {
+        self.params.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS)
+    }
+
     pub fn params(&self) -> &RedParams {
         &self.params
     }
@@ -189,8 +208,16 @@ impl<P: Packet> Red<P> {
     #[inline]
     pub(crate) fn update_average(&mut self, now: Time) {
         match self.idle_since {
-            Some(since) if self.queue.is_empty() => {
-                self.avg.decay_idle(now.saturating_sub(since), self.s_ns);
+            Some(since) if self.queue.is_empty() && now >= since => {
+                let idle = now - since;
+                if self.params.variant == RedVariant::Ns2 {
+                    // ns-2's estimator(): m = int(ptc x idle) samples of 0, then
+                    // the arrival's own sample of the (empty) queue.
+                    self.avg.decay((idle as f64 / self.s_ns).floor());
+                    self.avg.update(0.0);
+                } else {
+                    self.avg.decay_idle(idle, self.s_ns);
+                }
                 // Still idle: a later arrival decays only by the time since.
                 self.idle_since = Some(now);
             }
@@ -201,12 +228,19 @@ impl<P: Packet> Red<P> {
         }
     }
 
+    /// ns-2's guard: a queue of one packet (or, counted in bytes, an
+    /// empty one) is never dropped from.
+    #[inline]
+    fn ns2_spares(&self) -> bool {
+        self.params.variant == RedVariant::Ns2 && self.current() <= 1.0
+    }
+
     /// Step 2: the decision for a packet of `size` bytes.
     #[inline]
     pub(crate) fn decide(&mut self, size: u32) -> RedVerdict {
         let p = &self.params;
         let avg = self.avg.value();
-        if avg < p.min_th {
+        if avg < p.min_th || self.ns2_spares() {
             self.count = -1;
             return RedVerdict::Accept;
         }
@@ -218,6 +252,10 @@ impl<P: Packet> Red<P> {
             self.count = 0;
             return RedVerdict::Forced;
         };
+        if self.count < 0 && p.variant == RedVariant::Ns2 {
+            self.count = 1;
+            return RedVerdict::Accept;
+        }
         self.count += 1;
         let pb = match p.mode {
             RedMode::Packets => pb,
@@ -274,7 +312,13 @@ impl<P: Packet> QueueDiscipline<P> for Red<P> {
             self.bytes -= p.size() as u64;
         }
         if self.queue.is_empty() && self.idle_since.is_none() {
-            self.idle_since = Some(now);
+            // ns-2 counts the idle time from when the link finds the queue
+            // empty, once this last packet is sent (REDQueue::deque).
+            let sent = match (&packet, self.params.variant) {
+                (Some(p), RedVariant::Ns2) => tx_time_ns(p.size(), self.link_bps()) as Time,
+                _ => 0,
+            };
+            self.idle_since = Some(now + sent);
         }
         packet
     }
@@ -399,6 +443,72 @@ mod tests {
         gentle.avg.set(4.9);
         assert_eq!(gentle.decide(1000), RedVerdict::Accept);
         assert_eq!(gentle.count, -1);
+    }
+
+    /// ns-2's two rules (red.cc, `REDQueue::enque`): a queue of one packet is
+    /// never dropped from, whatever the average; the first arrival in the
+    /// early region passes and starts `count` at 1, so the second is dropped
+    /// with `p_b / (1 - 2 p_b)`.
+    #[test]
+    fn ns2_variant_spares_a_one_packet_queue_and_the_first_early_arrival() {
+        let params = RedParams {
+            variant: RedVariant::Ns2,
+            w_q: 1.0,
+            min_th: 5.0,
+            max_th: 10.0,
+            max_p: 0.1,
+            limit: Limit::Packets(100),
+            ..Default::default()
+        };
+        let mut red: Red<TestPacket> = Red::new(params, 5);
+        red.idle_since = None;
+        red.queue.push_back(pkt(0));
+        red.avg.set(50.0);
+        assert_eq!(red.decide(1000), RedVerdict::Accept, "one packet waits");
+        assert_eq!(red.count, -1);
+        red.queue.push_back(pkt(1));
+        assert_eq!(red.decide(1000), RedVerdict::Forced, "two wait, avg above max_th");
+        red.avg.set(7.5); // p_b = 0.05
+        let mut drops = 0;
+        for _ in 0..20_000 {
+            red.count = -1;
+            assert_eq!(red.decide(1000), RedVerdict::Accept, "the first arrival passes");
+            assert_eq!(red.count, 1);
+            if red.decide(1000) == RedVerdict::Random {
+                drops += 1;
+            }
+        }
+        let expected = 0.05 / (1.0 - 2.0 * 0.05);
+        assert!((drops as f64 / 20_000.0 - expected).abs() < 0.006, "{drops}");
+    }
+
+    /// ns-2 counts idle time from when the link finds the queue empty, after
+    /// the last packet's transmission, and samples the empty queue once more
+    /// (`m + 1` in `estimator()`, m whole packet times).
+    #[test]
+    fn ns2_variant_decays_whole_packet_times_from_the_end_of_the_last_transmission() {
+        let params = RedParams {
+            variant: RedVariant::Ns2,
+            w_q: 0.5,
+            min_th: 100.0,
+            max_th: 200.0,
+            link_rate_bps: Some(8_000_000), // 1000 B = 1 ms
+            ..Default::default()
+        };
+        let mut red = Red::new(params, 1);
+        let mut v = Verdicts::new();
+        red.enqueue(pkt(0), 0, &mut v);
+        red.enqueue(pkt(1), 0, &mut v);
+        red.enqueue(pkt(2), 0, &mut v);
+        assert_eq!(red.avg(), 1.25);
+        red.dequeue(0, &mut v);
+        red.dequeue(1_000_000, &mut v);
+        red.dequeue(2_000_000, &mut v); // sent by 3 ms: idle from then
+        red.enqueue(pkt(3), 2_500_000, &mut v); // the link still busy: q = 0 sampled
+        assert_eq!(red.avg(), 0.625);
+        red.dequeue(2_500_000, &mut v); // idle from 3.5 ms
+        red.enqueue(pkt(4), 6_000_000, &mut v); // 2.5 ms idle: m = 2, then q = 0
+        assert_eq!(red.avg(), 0.625 / 8.0);
     }
 
     #[test]
