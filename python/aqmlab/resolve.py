@@ -285,6 +285,8 @@ def resolve(s: Any) -> dict[str, Any]:
     }
     if s.trace is not None:
         resolved["trace"] = _trace(s.trace, net, resolved)
+    if s.ties != "hashed":  # the default stays out, so that resolved scenarios keep their hashes
+        resolved["ties"] = s.ties
     return resolved
 
 

@@ -502,6 +502,14 @@ class Scenario(Model):
     duration: PositiveTime = Field(description="Simulated time.")
     warmup: Time = Field("0s", description="Excluded from summaries (< duration).")
     sample_interval: Time = Field("100ms", description='Time-series sampling period ("0s": off).')
+    ties: Literal["hashed", "numbered"] = Field(
+        "hashed",
+        description='The order of events of one kind at one nanosecond (packets arriving together at a queue): '
+        '"hashed", drawn afresh each nanosecond so that no component wins ties for good; or "numbered", '
+        "the lower-numbered link or flow first every time, the order ns-2 falls into on a dumbbell (not a "
+        "model: it gives the lower-numbered flows the last places in a full queue; kept to reproduce ns-2 "
+        "and measure that bias).",
+    )
     tcp: TcpConfig = Field(default_factory=TcpConfig, description="Defaults for every TCP flow.")
     topology: Topology = Field(description="The network.")
     flows: Annotated[list[Flow], Field(min_length=1)] = Field(description="Traffic.")

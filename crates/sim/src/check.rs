@@ -3,7 +3,9 @@
 //! meaningless or panic. Each mistake names its field as the JSON form has
 //! it, with the index of the element in a column: `links.rate_bps[3]`.
 
-use crate::scenario::{Dist, FlowGroup, NameRun, Paths, Scenario, TraceEvent, UdpSource, HOLE};
+use crate::scenario::{
+    Dist, FlowGroup, NameRun, Paths, Scenario, Ties, TraceEvent, UdpSource, HOLE,
+};
 
 /// A mistake in the scenario, with the field it is in.
 #[derive(Debug, Clone, PartialEq)]
@@ -467,6 +469,22 @@ fn last_link(route: &[u32]) -> &[u32] {
     &route[route.len().saturating_sub(1)..]
 }
 
+/// The scenario's `ties`, read from its name (serde's `try_from`): an
+/// unknown name is refused with the field and the names it may take.
+impl TryFrom<String> for Ties {
+    type Error = ScenarioError;
+
+    fn try_from(name: String) -> Result<Self, ScenarioError> {
+        Ties::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                let names = Ties::ALL.map(|t| format!("{:?}", t.name())).join(" or ");
+                ScenarioError::new("ties", format!("must be {names}, not {name:?}"))
+            })
+    }
+}
+
 fn check_dist(d: &Dist, field: &str) -> Result<(), ScenarioError> {
     let finite_nonneg = |x: f64| x.is_finite() && x >= 0.0;
     match *d {
@@ -489,5 +507,22 @@ fn check_dist(d: &Dist, field: &str) -> Result<(), ScenarioError> {
                 "Pareto shape must be greater than 1",
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Ties;
+
+    #[test]
+    fn ties_are_read_and_written_by_name() {
+        for ties in Ties::ALL {
+            let json = serde_json::to_string(&ties).unwrap();
+            assert_eq!(json, format!("{:?}", ties.name()));
+            assert_eq!(serde_json::from_str::<Ties>(&json).unwrap(), ties);
+        }
+        let wrong = serde_json::from_str::<Ties>(r#""random""#).unwrap_err();
+        let message = r#"ties: must be "hashed" or "numbered", not "random""#;
+        assert!(wrong.to_string().starts_with(message), "{wrong}");
     }
 }

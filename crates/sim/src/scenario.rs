@@ -37,6 +37,44 @@ pub struct Scenario {
     /// What to record beyond the result tables; absent when nothing is.
     #[serde(default, skip_serializing_if = "Trace::is_off")]
     pub trace: Trace,
+    /// The order of events of one kind at one nanosecond; absent when it
+    /// is the default.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ties: Ties,
+}
+
+/// The order of events of one kind at one nanosecond (docs/simulator.md,
+/// "The order of events at one nanosecond"). Read from its name
+/// (`check.rs`), so that a wrong one is refused with the field named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum Ties {
+    /// Drawn afresh each nanosecond from the components' numbers: no
+    /// component wins ties for good.
+    #[default]
+    Hashed,
+    /// The lower-numbered component first, at every nanosecond: the order
+    /// ns-2's scheduler falls into on a dumbbell, kept to reproduce its
+    /// results and measure its bias, not as a model.
+    Numbered,
+}
+
+impl Ties {
+    pub const ALL: [Ties; 2] = [Ties::Hashed, Ties::Numbered];
+
+    /// Its name in the scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ties::Hashed => "hashed",
+            Ties::Numbered => "numbered",
+        }
+    }
+}
+
+impl From<Ties> for &'static str {
+    fn from(ties: Ties) -> Self {
+        ties.name()
+    }
 }
 
 /// Names in index order, a run at a time: `names` as they are, or, with

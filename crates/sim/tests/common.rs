@@ -144,6 +144,7 @@ impl Dumbbell {
             flows,
             arrivals: vec![],
             trace: Default::default(),
+            ties: Default::default(),
         }
     }
 }

@@ -4,10 +4,11 @@
 //! results to the bit. Events at one nanosecond run in the order of their
 //! key (`engine::events::Event`), not of their scheduling, so equal delays
 //! and equal starts, which make packets meet at one nanosecond all the
-//! time, must change nothing either. These scenarios are built to tie: equal
-//! access delays and starts, round rates, links of no delay, a window that
-//! opens and samples taken at nanoseconds where packets arrive; and random
-//! topologies drawn with delays from a set of three.
+//! time, must change nothing either, under either order of ties within a
+//! kind (`Ties`). These scenarios are built to tie: equal access delays and
+//! starts, round rates, links of no delay, a window that opens and samples
+//! taken at nanoseconds where packets arrive; and random topologies drawn
+//! with delays from a set of three.
 
 mod common;
 use aqmlab_qdisc::rng::Rng;
@@ -16,9 +17,20 @@ use aqmlab_sim::scenario::*;
 use aqmlab_sim::Scenario;
 use common::*;
 
-/// The reference and each acceleration alone, then all of them, give the
-/// same results; a failure names the acceleration.
+/// Under each order of ties, the reference and each acceleration alone,
+/// then all of them, give the same results; a failure names the order and
+/// the acceleration.
 fn assert_every_acceleration_exact(name: &str, scenario: &Scenario) {
+    for ties in Ties::ALL {
+        let scenario = Scenario {
+            ties,
+            ..scenario.clone()
+        };
+        assert_exact_under_its_ties(&format!("{name}, {} ties", ties.name()), &scenario);
+    }
+}
+
+fn assert_exact_under_its_ties(name: &str, scenario: &Scenario) {
     let reference = run_with(scenario.clone(), Accelerations::NONE);
     let none = Accelerations::NONE;
     let alone = [
@@ -389,6 +401,7 @@ fn random_chain(seed: u64) -> Scenario {
         flows,
         arrivals: vec![],
         trace: Default::default(),
+        ties: Default::default(),
     }
 }
 
@@ -399,6 +412,23 @@ fn random_chains_full_of_ties() {
         s.check().unwrap();
         assert_every_acceleration_exact(&format!("chain seed {seed}"), &s);
     }
+}
+
+/// The order of ties decides who is dropped at the tied dumbbell's
+/// bottleneck: the two orders must not give the same flows' results.
+#[test]
+fn the_order_of_ties_decides_who_is_dropped() {
+    let delivered = |ties| {
+        let s = Scenario {
+            ties,
+            ..tied_dumbbell(10, qdisc(BOTTLENECKS[0]), 5 * MS)
+        };
+        run_with(s, Accelerations::NONE)
+            .flows
+            .u64("unique_bytes_delivered")
+            .to_vec()
+    };
+    assert_ne!(delivered(Ties::Hashed), delivered(Ties::Numbered));
 }
 
 #[test]

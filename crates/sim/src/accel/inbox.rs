@@ -19,6 +19,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::engine::events::Event;
 use crate::packet::SimPacket;
+use crate::scenario::Ties;
 use crate::Time;
 
 pub struct Inbox {
@@ -42,22 +43,32 @@ pub struct Inbox {
     /// When the pending `TxDone` event that drains the inbox is due
     /// (`Time::MAX`: none).
     armed_at: Time,
+    /// The order of the pipe heads' events at one time, as the calendar's.
+    ties: Ties,
 }
 
 /// `a`'s place in the order of arrivals beside `b`'s: by time, ties
-/// (rarely: the key takes a hash) in the order of the pipe heads that bring
-/// them in the reference, from the links `from` says they come from (looked
-/// up only at a tie, so that an arrival holds no more than its packet).
+/// (rarely: the key may take a hash) in the order of the pipe heads that
+/// bring them in the reference (under `ties`), from the links `from` says
+/// they come from (looked up only at a tie, so that an arrival holds no
+/// more than its packet).
 #[inline]
-fn order(a: &SimPacket, b: &SimPacket, from: impl Fn(&SimPacket) -> u32) -> std::cmp::Ordering {
+fn order(
+    a: &SimPacket,
+    b: &SimPacket,
+    ties: Ties,
+    from: impl Fn(&SimPacket) -> u32,
+) -> std::cmp::Ordering {
     a.at.cmp(&b.at).then_with(|| {
-        let key = |p: &SimPacket| Event::PipeHead(from(p)).key(p.at);
+        let key = |p: &SimPacket| Event::PipeHead(from(p)).key(p.at, ties);
         key(a).cmp(&key(b))
     })
 }
 
 impl Inbox {
-    pub fn new(link: u32, lead: Time, tail: Time) -> Self {
+    /// The inbox of gathering link `link`, whose arrivals at one time
+    /// come in the order `ties` gives their pipe heads.
+    pub fn new(link: u32, lead: Time, tail: Time, ties: Ties) -> Self {
         Self {
             link,
             lead,
@@ -65,6 +76,7 @@ impl Inbox {
             packets: VecDeque::new(),
             expected: BinaryHeap::new(),
             armed_at: Time::MAX,
+            ties,
         }
     }
 
@@ -73,7 +85,9 @@ impl Inbox {
     #[inline]
     pub fn insert(&mut self, packet: SimPacket, from: impl Fn(&SimPacket) -> u32) {
         match self.packets.back() {
-            Some(last) if order(last, &packet, &from).is_gt() => self.insert_sorted(packet, from),
+            Some(last) if order(last, &packet, self.ties, &from).is_gt() => {
+                self.insert_sorted(packet, from)
+            }
             _ => self.packets.push_back(packet),
         }
     }
@@ -82,7 +96,8 @@ impl Inbox {
     /// whose receiver is nearer): placed in order.
     #[cold]
     fn insert_sorted(&mut self, packet: SimPacket, from: impl Fn(&SimPacket) -> u32) {
-        let i = (self.packets).partition_point(|p| order(p, &packet, &from).is_le());
+        let ties = self.ties;
+        let i = (self.packets).partition_point(|p| order(p, &packet, ties, &from).is_le());
         self.packets.insert(i, packet);
     }
 
@@ -160,6 +175,7 @@ mod tests {
     use super::Inbox;
     use crate::engine::events::Event;
     use crate::packet::{Kind, SimPacket};
+    use crate::scenario::Ties;
 
     fn at(t: u64, flow: u32) -> SimPacket {
         SimPacket {
@@ -179,9 +195,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn arrivals_leave_in_time_order_ties_as_their_links_pipe_heads() {
-        let mut inbox = Inbox::new(0, 100, 10);
+    /// The arrivals' (time, flow) as they leave an inbox ordering ties by
+    /// `ties`.
+    fn leaving(ties: Ties) -> Vec<(u64, u32)> {
+        let mut inbox = Inbox::new(0, 100, 10, ties);
         let arrivals = [
             (50, 0, 9),
             (70, 1, 8),
@@ -198,16 +215,28 @@ mod tests {
         while let Some(p) = inbox.pop_before(inbox.horizon(1_000, u64::MAX)) {
             out.push((p.at, p.flow));
         }
+        out
+    }
+
+    #[test]
+    fn arrivals_leave_in_time_order_ties_as_their_links_pipe_heads() {
         let mut tie = [(8, 1), (2, 3), (5, 5)];
-        tie.sort_by_key(|&(from, _)| Event::PipeHead(from).key(70));
+        tie.sort_by_key(|&(from, _)| Event::PipeHead(from).key(70, Ties::Hashed));
         let mut expected = vec![(10, 4), (50, 0), (60, 2)];
         expected.extend(tie.map(|(_, f)| (70, f)));
-        assert_eq!(out, expected);
+        assert_eq!(leaving(Ties::Hashed), expected);
+    }
+
+    /// Numbered, the arrival from the lowest-numbered link first.
+    #[test]
+    fn numbered_ties_leave_lowest_link_first() {
+        let expected = [(10, 4), (50, 0), (60, 2), (70, 3), (70, 5), (70, 1)];
+        assert_eq!(leaving(Ties::Numbered), expected);
     }
 
     #[test]
     fn holds_back_what_could_still_be_overtaken() {
-        let mut inbox = Inbox::new(0, 100, 10);
+        let mut inbox = Inbox::new(0, 100, 10, Ties::default());
         inbox.insert(at(150, 0), |_| 0);
         inbox.insert(at(120, 1), |_| 0);
         // At 20, an answer reserved now could arrive at 120: nothing yet.

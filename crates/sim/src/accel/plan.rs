@@ -12,7 +12,7 @@ use crate::engine::flow::{Flow, Transport};
 use crate::engine::link::{Departures, Link, Queue};
 use crate::engine::routes::{RouteRef, Routes};
 use crate::engine::Simulation;
-use crate::scenario::TcpProfile;
+use crate::scenario::{TcpProfile, Ties};
 use crate::Time;
 
 /// What the plan reads: the network as built, before any acceleration.
@@ -23,6 +23,9 @@ pub struct Topology<'a> {
     pub profiles: &'a [TcpProfile],
     /// The links whose packets a trace records one by one, by link.
     pub traced: &'a [bool],
+    /// The order of events of one kind at one time, which gathering links'
+    /// inboxes keep too.
+    pub ties: Ties,
 }
 
 /// Whether a flow's packets are answered ahead at each end.
@@ -271,7 +274,7 @@ pub fn gathering(
     for (l, &role) in roles.iter().enumerate() {
         if let (Role::Candidate(lead, tail), true) = (role, gathers(role)) {
             departures[l] = Departures::Gathered;
-            inboxes.push(Inbox::new(l as u32, lead.into(), tail.into()));
+            inboxes.push(Inbox::new(l as u32, lead.into(), tail.into(), t.ties));
         }
     }
     inboxes
@@ -286,6 +289,7 @@ impl Simulation {
             flows: &self.flows,
             profiles: &self.scenario.tcp_profiles,
             traced,
+            ties: self.scenario.ties,
         }
     }
 
@@ -382,6 +386,7 @@ mod tests {
                     flows: &self.flows,
                     profiles: &self.profiles,
                     traced: &self.traced,
+                    ties: Ties::default(),
                 },
                 acc,
             )

@@ -49,7 +49,7 @@ impl Simulation {
             .collect();
         let mut sim = Simulation {
             now: 0,
-            events: EventQueue::default(),
+            events: EventQueue::new(scenario.ties),
             at_warmup: WindowStarts::with_capacity(links.len()),
             links,
             link_records,

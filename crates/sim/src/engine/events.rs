@@ -23,6 +23,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::pool::{Bag, List, Pool, Walk};
+use crate::scenario::Ties;
 use crate::Time;
 
 /// What happens. The payload is an index into the arena the event is about.
@@ -35,11 +36,12 @@ use crate::Time;
 /// then disciplines' timers; then packets arrive, at links and hosts; then
 /// hosts' timers and sources fire (an ACK arriving at its sender's
 /// retransmission deadline is taken in first; a transfer due to start when
-/// its flow stops does not). Events of one kind run in
-/// an order drawn afresh for each nanosecond from their components'
-/// numbers (`tie_order`): a fixed order would give the lowest-numbered link
-/// every tie at a shared queue (two packets arriving at one nanosecond, one
-/// dropped), a bias that equal delays would make systematic.
+/// its flow stops does not). Events of one kind run in the order of the
+/// scenario's `ties` (`tie_order`): by default one drawn afresh for each
+/// nanosecond from their components' numbers, since a fixed order would
+/// give the lowest-numbered link every tie at a shared queue (two packets
+/// arriving at one nanosecond, one dropped), a bias that equal delays would
+/// make systematic; or that fixed order, ns-2's, to reproduce it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// Snapshot counters: the measurement window opens.
@@ -114,19 +116,28 @@ impl Event {
     /// Its place among the events at `time`, as a number (`KEY_BITS`
     /// bits): its kind, then its payload's `tie_order` there.
     #[inline(always)]
-    pub fn key(self, time: Time) -> u64 {
+    pub fn key(self, time: Time, ties: Ties) -> u64 {
         let (kind, payload) = self.split();
-        kind << 32 | tie_order(payload, time) as u64
+        kind << 32 | tie_order(ties, payload, time) as u64
     }
 }
 
-/// The order of events of one kind at `time`: a bijection of their payloads
-/// (components' numbers) that looks random and changes with the time
-/// (lowbias32, an invertible integer hash by Chris Wellons, after the time's
-/// own hash is added). Reproducible, so any acceleration can order ties as
-/// the reference does; fair, so that no component wins ties for good.
+/// The order of events of one kind at `time`, a bijection of their payloads
+/// (components' numbers): `hashed_order`, or the numbers themselves.
 #[inline(always)]
-pub fn tie_order(payload: u32, time: Time) -> u32 {
+pub fn tie_order(ties: Ties, payload: u32, time: Time) -> u32 {
+    match ties {
+        Ties::Hashed => hashed_order(payload, time),
+        Ties::Numbered => payload,
+    }
+}
+
+/// An order that looks random and changes with the time (lowbias32, an
+/// invertible integer hash by Chris Wellons, after the time's own hash is
+/// added). Reproducible, so any acceleration can order ties as the
+/// reference does; fair, so that no component wins ties for good.
+#[inline(always)]
+fn hashed_order(payload: u32, time: Time) -> u32 {
     mix32(payload.wrapping_add(mix32(time as u32 ^ (time >> 32) as u32)))
 }
 
@@ -149,21 +160,39 @@ struct Entry {
     event: Event,
 }
 
-impl Ord for Entry {
-    /// By time, then (a tie, rarely: the key takes a hash to compute) by
-    /// key.
+impl Entry {
     #[inline(always)]
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time.cmp(&other.time))
-            .then_with(|| (self.event.key(self.time)).cmp(&other.event.key(other.time)))
+    fn key(&self, ties: Ties) -> u64 {
+        self.event.key(self.time, ties)
     }
 }
 
-impl PartialOrd for Entry {
+/// An event in the far heap, ordered by time alone: the heap's order of
+/// ties is never seen, since `pull_far` takes all the events of a time at
+/// once and each is put in its place by key where it lands.
+#[derive(Clone, Copy, Debug)]
+struct Far(Entry);
+
+impl Ord for Far {
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.time.cmp(&other.0.time)
+    }
+}
+
+impl PartialOrd for Far {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
+
+impl PartialEq for Far {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.time == other.0.time
+    }
+}
+
+impl Eq for Far {}
 
 const SLOT_BITS: u32 = 13; // 8192 ns per slot
 const WHEEL_BITS: u32 = 13; // 8192 slots: a 67 ms horizon
@@ -226,7 +255,7 @@ pub struct EventQueue {
     coarse_first: u64,
     on_coarse: usize,
     /// Events beyond the coarse wheel's horizon.
-    far: BinaryHeap<Reverse<Entry>>,
+    far: BinaryHeap<Reverse<Far>>,
     /// The coarse slot of the earliest far event (`u64::MAX` if none), so
     /// that a turn of the wheel need not read the heap to know it has
     /// nothing due.
@@ -255,6 +284,8 @@ pub struct EventQueue {
     /// The cursor from which `coarse_ahead` is walked.
     coarse_walk_from: u64,
     walk_ahead: bool,
+    /// The order of events of one kind at one time.
+    ties: Ties,
 }
 
 impl Default for EventQueue {
@@ -282,11 +313,21 @@ impl Default for EventQueue {
             coarse_ahead: Walk::default(),
             coarse_walk_from: NONE,
             walk_ahead: false,
+            ties: Ties::default(),
         }
     }
 }
 
 impl EventQueue {
+    /// An empty calendar whose events of one kind at one time run in the
+    /// order `ties`.
+    pub fn new(ties: Ties) -> Self {
+        Self {
+            ties,
+            ..Self::default()
+        }
+    }
+
     /// Schedule `event` at `time`, which must not be before the last popped
     /// event's time.
     #[inline(always)]
@@ -304,7 +345,7 @@ impl EventQueue {
     fn place(&mut self, time: Time, event: Event) {
         let slot = time >> SLOT_BITS;
         if slot == self.cursor {
-            insert_sorted(&mut self.current, Entry { time, event });
+            insert_sorted(&mut self.current, Entry { time, event }, self.ties);
         } else if time >> COARSE_SHIFT <= self.open {
             self.put_on_wheel(slot, Entry { time, event });
         } else {
@@ -327,7 +368,7 @@ impl EventQueue {
             }
             self.on_coarse += 1;
         } else {
-            self.far.push(Reverse(Entry { time, event }));
+            self.far.push(Reverse(Far(Entry { time, event })));
             self.far_coarse = self.far_coarse.min(c);
         }
     }
@@ -378,7 +419,7 @@ impl EventQueue {
         }
         let bag = self.lift_slot(n);
         self.on_wheel -= self.pool.take_all(bag, &mut self.following);
-        sort_slot(&mut self.following, n);
+        sort_slot(&mut self.following, n, self.ties);
         self.following_slot = n;
         self.walk_next_slot(n);
     }
@@ -397,7 +438,7 @@ impl EventQueue {
         let mut late = std::mem::take(&mut self.following);
         self.on_wheel -= self.pool.take_all(bag, &mut late);
         for entry in late.drain(..) {
-            insert_sorted(&mut self.current, entry);
+            insert_sorted(&mut self.current, entry, self.ties);
         }
         self.following = late;
     }
@@ -481,7 +522,7 @@ impl EventQueue {
                 // Nothing on the wheels: jump to the earliest far event's
                 // slot. It, and any other far event of that slot, land in
                 // `current`.
-                let Some(&Reverse(Entry { time, .. })) = self.far.peek() else {
+                let Some(&Reverse(Far(Entry { time, .. }))) = self.far.peek() else {
                     return false;
                 };
                 self.move_to(time >> SLOT_BITS);
@@ -491,7 +532,7 @@ impl EventQueue {
             let bag = self.lift_slot(next);
             self.on_wheel -= self.pool.take_all(bag, &mut self.current);
             if !self.current.is_empty() {
-                sort_slot(&mut self.current, next);
+                sort_slot(&mut self.current, next, self.ties);
                 self.walk_next_slot(next);
                 return true;
             }
@@ -553,7 +594,7 @@ impl EventQueue {
     #[inline(never)]
     fn pull_far(&mut self) {
         self.far_coarse = u64::MAX;
-        while let Some(&Reverse(Entry { time, event })) = self.far.peek() {
+        while let Some(&Reverse(Far(Entry { time, event }))) = self.far.peek() {
             let c = time >> COARSE_SHIFT;
             if c > self.open + COARSE_SLOTS {
                 self.far_coarse = c;
@@ -585,7 +626,7 @@ impl EventQueue {
 /// Times alone decide until one equals the event's; only then are keys
 /// computed (ties are rare, a key takes a hash).
 #[inline(always)]
-fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
+fn insert_sorted(events: &mut Vec<Entry>, entry: Entry, ties: Ties) {
     events.push(entry);
     let v = &mut events[..];
     let mut i = v.len() - 1;
@@ -594,8 +635,8 @@ fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
         i -= 1;
     }
     if i > 0 && v[i - 1].time == entry.time {
-        let key = entry.event.key(entry.time);
-        while i > 0 && v[i - 1].time == entry.time && v[i - 1].event.key(entry.time) < key {
+        let key = entry.key(ties);
+        while i > 0 && v[i - 1].time == entry.time && v[i - 1].key(ties) < key {
             v[i] = v[i - 1];
             i -= 1;
         }
@@ -606,13 +647,13 @@ fn insert_sorted(events: &mut Vec<Entry>, entry: Entry) {
 /// Order each run of events at one time in a slot sorted by time alone,
 /// latest key first (a scan: runs are rare).
 #[inline(always)]
-fn order_ties(events: &mut [Entry]) {
+fn order_ties(events: &mut [Entry], ties: Ties) {
     let mut start = 0;
     for i in 1..=events.len() {
         if i == events.len() || events[i].time != events[start].time {
             if i - start > 1 {
                 let run = &mut events[start..i];
-                run.sort_unstable_by_key(|e| Reverse(e.event.key(e.time)));
+                run.sort_unstable_by_key(|e| Reverse(e.key(ties)));
             }
             start = i;
         }
@@ -625,16 +666,16 @@ fn order_ties(events: &mut [Entry]) {
 /// of two: the sort was 2.5% of the 50,000-flow backbone's run, whose slots
 /// hold dozens of events); the times are put back after.
 #[inline(always)]
-fn sort_slot(events: &mut [Entry], slot: u64) {
+fn sort_slot(events: &mut [Entry], slot: u64, ties: Ties) {
     if events.len() <= 16 {
         // Few: an insertion sort by time, then ties by key.
         events.sort_by_key(|e| Reverse(e.time));
-        order_ties(events);
+        order_ties(events, ties);
         return;
     }
     for e in events.iter_mut() {
         debug_assert_eq!(e.time >> SLOT_BITS, slot);
-        e.time = (e.time & ((1 << SLOT_BITS) - 1)) << KEY_BITS | e.event.key(e.time);
+        e.time = (e.time & ((1 << SLOT_BITS) - 1)) << KEY_BITS | e.key(ties);
     }
     events.sort_unstable_by_key(|e| Reverse(e.time));
     for e in events.iter_mut() {
@@ -669,10 +710,11 @@ mod tests {
     use aqmlab_qdisc::rng::Rng;
 
     /// The calendar gives exactly the order of a binary heap on (time,
-    /// event), for a random mix of near, same-slot and far events.
+    /// key), for a random mix of near, same-slot and far events.
     #[test]
     fn matches_a_binary_heap() {
         compare_with_heap(
+            Ties::Hashed,
             3,
             &[(1, 0), (5, 20_000), (3, 70_000_000), (1, 2_000_000_000)],
             1,
@@ -683,14 +725,27 @@ mod tests {
     /// event to far event, with events at the same time as the last one.
     #[test]
     fn matches_a_binary_heap_when_sparse() {
-        compare_with_heap(4, &[(2, 0), (1, 5_000), (7, 3_000_000_000)], 1);
+        compare_with_heap(
+            Ties::Hashed,
+            4,
+            &[(2, 0), (1, 5_000), (7, 3_000_000_000)],
+            1,
+        );
     }
 
     /// Many ties: times on a 1 ms grid, so events at one time reach a slot
-    /// both from the far heap and directly, and the sort sees many ties.
+    /// both from the far heap and directly, and the sort sees many ties
+    /// (in either order of ties).
     #[test]
     fn matches_a_binary_heap_with_ties() {
-        compare_with_heap(5, &[(1, 0), (4, 60_000_000), (2, 200_000_000)], 1_000_000);
+        for ties in Ties::ALL {
+            compare_with_heap(
+                ties,
+                5,
+                &[(1, 0), (4, 60_000_000), (2, 200_000_000)],
+                1_000_000,
+            );
+        }
     }
 
     /// Beyond the coarse wheel's 17 s: events move from the heap to the
@@ -698,16 +753,19 @@ mod tests {
     /// ties among all three (times on a 1 ms grid).
     #[test]
     fn matches_a_binary_heap_beyond_the_coarse_wheel() {
-        compare_with_heap(
-            6,
-            &[
-                (3, 0),
-                (2, 30_000_000),
-                (2, 1_000_000_000),
-                (1, 40_000_000_000),
-            ],
-            1_000_000,
-        );
+        for ties in Ties::ALL {
+            compare_with_heap(
+                ties,
+                6,
+                &[
+                    (3, 0),
+                    (2, 30_000_000),
+                    (2, 1_000_000_000),
+                    (1, 40_000_000_000),
+                ],
+                1_000_000,
+            );
+        }
     }
 
     /// Times on the coarse slots' 2.1 ms grid, around the fine wheel's
@@ -715,7 +773,14 @@ mod tests {
     /// them and each is one run of ties.
     #[test]
     fn matches_a_binary_heap_at_coarse_slot_edges() {
-        compare_with_heap(7, &[(2, 0), (1, 20_000_000), (4, 80_000_000)], 1 << 21);
+        for ties in Ties::ALL {
+            compare_with_heap(
+                ties,
+                7,
+                &[(2, 0), (1, 20_000_000), (4, 80_000_000)],
+                1 << 21,
+            );
+        }
     }
 
     /// Walking ahead, the next slot is taken off the wheel before the
@@ -737,7 +802,10 @@ mod tests {
         }
         assert_eq!(cal.following_slot, 3);
         let first = [100, 101].map(Event::PipeHead);
-        let first = *first.iter().min_by_key(|e| e.key(3 * slot + 5)).unwrap();
+        let first = *first
+            .iter()
+            .min_by_key(|e| e.key(3 * slot + 5, Ties::Hashed))
+            .unwrap();
         assert_eq!(cal.peek(cal.current.len()), Some(first));
         cal.schedule(3 * slot + 5, Event::PipeHead(102));
         cal.schedule(3 * slot + 1, Event::PipeHead(103));
@@ -749,7 +817,7 @@ mod tests {
             .map(|i| (10 + i, Event::PipeHead(i as u32)))
             .collect();
         let mut tie: Vec<_> = [100, 101, 102].map(Event::PipeHead).into();
-        tie.sort_by_key(|e| e.key(3 * slot + 5));
+        tie.sort_by_key(|e| e.key(3 * slot + 5, Ties::Hashed));
         expected.extend([
             (slot + 7, Event::PipeHead(104)),
             (3 * slot + 1, Event::PipeHead(103)),
@@ -759,35 +827,73 @@ mod tests {
         assert!(cal.is_empty());
     }
 
+    /// Events at one nanosecond scheduled in a muddled order, and the
+    /// times to schedule them at: in the slot being drained, on the wheel,
+    /// on the coarse wheel and in the far heap.
+    const TIE: [Event; 8] = [
+        Event::InFlight(3),
+        Event::RtoTimer(9),
+        Event::PipeHead(7),
+        Event::PipeHead(2),
+        Event::QdiscWake(1),
+        Event::TxDone(5),
+        Event::Sample,
+        Event::WarmupEnd,
+    ];
+    const TIE_TIMES: [Time; 5] = [100, 5 * (1 << SLOT_BITS), 30_000_000, 20_000_000_000, 0];
+
+    /// What a calendar ordering ties by `ties` pops when `TIE` is
+    /// scheduled at `at` (after an event at 0).
+    fn pop_tie(ties: Ties, at: Time) -> Vec<Event> {
+        let mut cal = EventQueue::new(ties);
+        cal.schedule(0, Event::Sample);
+        assert_eq!(cal.pop(), Some((0, Event::Sample)));
+        for e in TIE {
+            cal.schedule(at, e);
+        }
+        std::iter::from_fn(|| cal.pop())
+            .map(|(t, e)| {
+                assert_eq!(t, at);
+                e
+            })
+            .collect()
+    }
+
     /// Events at one nanosecond run by kind, then component, whatever order
-    /// they were scheduled in: in the slot being drained, on the wheel, on
-    /// the coarse wheel and in the far heap alike.
+    /// they were scheduled in, wherever they wait.
     #[test]
     fn ties_run_in_key_order_not_scheduling_order() {
-        let tie = [
-            Event::InFlight(3),
-            Event::RtoTimer(9),
-            Event::PipeHead(7),
-            Event::PipeHead(2),
-            Event::QdiscWake(1),
-            Event::TxDone(5),
-            Event::Sample,
-            Event::WarmupEnd,
-        ];
-        for at in [0, 100, 5 * (1 << SLOT_BITS), 30_000_000, 20_000_000_000] {
-            let mut sorted = tie.to_vec();
-            sorted.sort_by_key(|e| e.key(at));
-            assert_eq!(sorted[0], Event::WarmupEnd);
-            assert_eq!(sorted[2], Event::TxDone(5));
-            let mut cal = EventQueue::default();
-            cal.schedule(0, Event::Sample);
-            assert_eq!(cal.pop(), Some((0, Event::Sample)));
-            for &e in &tie {
-                cal.schedule(at, e);
+        for ties in Ties::ALL {
+            for at in TIE_TIMES {
+                let mut sorted = TIE.to_vec();
+                sorted.sort_by_key(|e| e.key(at, ties));
+                assert_eq!(sorted[0], Event::WarmupEnd);
+                assert_eq!(sorted[2], Event::TxDone(5));
+                assert_eq!(pop_tie(ties, at), sorted, "{ties:?} at {at}");
             }
-            let popped: Vec<_> = std::iter::from_fn(|| cal.pop()).collect();
-            let expected: Vec<_> = sorted.iter().map(|&e| (at, e)).collect();
-            assert_eq!(popped, expected, "at {at}");
+        }
+    }
+
+    /// Under `Ties::Numbered`, events of one kind run lowest component
+    /// first, at every nanosecond.
+    #[test]
+    fn numbered_ties_run_by_component_number() {
+        use Event::*;
+        let expected = [
+            WarmupEnd,
+            Sample,
+            TxDone(5),
+            QdiscWake(1),
+            PipeHead(2),
+            PipeHead(7),
+            RtoTimer(9),
+            InFlight(3),
+        ];
+        for at in TIE_TIMES.into_iter().flat_map(|t| t..t + 50) {
+            assert_eq!(pop_tie(Ties::Numbered, at), expected, "at {at}");
+        }
+        for time in (0..1 << 40).step_by(1 << 27) {
+            assert!((0..100).all(|c| tie_order(Ties::Numbered, c, time) == c));
         }
     }
 
@@ -798,7 +904,7 @@ mod tests {
     fn the_order_of_ties_is_fair() {
         let mut firsts = [0u32; 4];
         for time in 0..4_000u64 {
-            let order: Vec<u32> = (0..4).map(|c| tie_order(c, time)).collect();
+            let order: Vec<u32> = (0..4).map(|c| tie_order(Ties::Hashed, c, time)).collect();
             let first = (0..4).min_by_key(|&c| order[c]).unwrap();
             firsts[first] += 1;
             let mut distinct = order.clone();
@@ -815,11 +921,13 @@ mod tests {
     }
 
     /// Drive both with random delays: `mix` is (weight, max delay in ns),
-    /// and delays are multiples of `grain` ns.
-    fn compare_with_heap(seed: u64, mix: &[(u64, u64)], grain: u64) {
+    /// and delays are multiples of `grain` ns. The heap holds (time, key,
+    /// the event's place in `scheduled`).
+    fn compare_with_heap(ties: Ties, seed: u64, mix: &[(u64, u64)], grain: u64) {
         let total: u64 = mix.iter().map(|m| m.0).sum();
         let mut rng = Rng::new(seed);
-        let mut cal = EventQueue::default();
+        let mut cal = EventQueue::new(ties);
+        let mut scheduled = Vec::new();
         // The walk ahead only reads: half the tests run with it.
         cal.walk_ahead(seed % 2 == 1);
         let mut heap = BinaryHeap::new();
@@ -852,18 +960,16 @@ mod tests {
                     _ => Event::RtoTimer(rng.below(1 << 31) as u32 * 2 + order as u32 % 2),
                 };
                 cal.schedule(now + dt, ev);
-                heap.push(Reverse(Entry {
-                    time: now + dt,
-                    event: ev,
-                }));
+                heap.push(Reverse((now + dt, ev.key(now + dt, ties), scheduled.len())));
+                scheduled.push(ev);
             }
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse(e)| (e.time, e.event));
-            assert_eq!(a, b, "step {step}");
+            let b = heap.pop().map(|Reverse((t, _, i))| (t, scheduled[i]));
+            assert_eq!(a, b, "{ties:?}, step {step}");
             now = a.unwrap().0;
         }
-        while let Some(Reverse(Entry { time: t, event: e })) = heap.pop() {
-            assert_eq!(cal.pop(), Some((t, e)));
+        while let Some(Reverse((t, _, i))) = heap.pop() {
+            assert_eq!(cal.pop(), Some((t, scheduled[i])));
         }
         assert_eq!(cal.pop(), None);
         assert!(cal.is_empty());

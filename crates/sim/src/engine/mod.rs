@@ -123,7 +123,7 @@ impl Simulation {
     /// built after the run reuse that memory instead of adding to the peak.
     /// Pipe lengths stay readable: each link keeps its own.
     pub fn release_run_state(&mut self) {
-        self.events = EventQueue::default();
+        self.events = EventQueue::new(self.scenario.ties);
         self.pipes = Pool::default();
         self.arrivals = Vec::new();
     }
