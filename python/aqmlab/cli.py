@@ -6,6 +6,7 @@
                  [--workers N] [--store DIR] [--out DIR] [--quiet]
     aqmlab reproduce --list | ID [--fidelity quick|paper] [--out DIR] [--store DIR] [--cluster ...] [--workers N]
     aqmlab report [--results DIR] [--out DIR]
+    aqmlab crosscheck ns2 SCENARIO [--draws N] [--packets] [--out DIR]
     aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
 
 A mistake in the input prints one message naming the field on stderr and exits
@@ -291,6 +292,47 @@ def report(
 
     page = write_report(results, out)
     typer.echo(f"report: {page} and {page.with_suffix('.md')}")
+
+
+crosscheck_app = typer.Typer(help="Run a scenario in aqmlab and in another simulator, side by side.", no_args_is_help=True)
+app.add_typer(crosscheck_app, name="crosscheck")
+
+
+@crosscheck_app.command("ns2")
+def crosscheck_ns2(
+    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    draws: int = typer.Option(1, "--draws", "-n", help="Start-time draws (each flow moved by the same 0-200 ms in both)."),
+    packets: bool = typer.Option(False, "--packets", help="Also write ns-2's packet trace and cwnd trace."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/crosscheck/<name>)."),
+) -> None:
+    """Run SCENARIO in aqmlab and in ns-2 2.35; print their figures side by side and
+    write crosscheck.parquet (the table), crosscheck_runs.parquet and crosscheck_flows.parquet."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .crosscheck import crosscheck_ns2 as run_check
+    from .crosscheck import write
+    from .scenario import Scenario
+
+    if draws < 1:
+        raise UserError(f"must be at least 1, got {draws}", "--draws")
+    s = Scenario.load(scenario)
+    directory = out if out is not None else Path("results") / "crosscheck" / s.name
+    check = run_check(s, directory, draws, packets)
+    write(check, directory)
+    table = Table(title=f"{s.name}: aqmlab beside ns-2 2.35 (mean of {draws} draw{'s' * (draws > 1)})")
+    for c in ("figure", "aqmlab", "aqmlab, ns-2's choices", "ns-2", "difference", "bound", "within"):
+        table.add_column(c, justify="left" if c == "figure" else "right")
+    for r in check.table.iter_rows(named=True):
+        rel = r["measure"] == "rel"
+        diff = "" if r["difference"] is None else (f"{100 * r['difference']:+.1f}%" if rel else f"{r['difference']:+.4g}")
+        bound = "" if r["bound"] is None else (f"{100 * r['bound']:.0f}%" if rel else f"{r['bound']:g}")
+        within = {None: "", True: "yes", False: "NO"}[r["within"]]
+        table.add_row(r["figure"], f"{r['aqmlab']:.4g}", f"{r['aqmlab_ns2']:.4g}", f"{r['ns2']:.4g}", diff, bound, within)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    for note in check.notes:
+        typer.echo(f"differs from ns-2: {note}")
+    typer.echo(f"tables: {directory}/crosscheck.parquet, crosscheck_runs.parquet, crosscheck_flows.parquet")
 
 
 def _print_sweep(result: Any) -> None:

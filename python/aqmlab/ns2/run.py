@@ -69,6 +69,7 @@ def _payloads(resolved: dict[str, Any]) -> list[int]:
 def read_out(path: Path, resolved: dict[str, Any], wall: float, directory: Path) -> Ns2Results:
     snap: dict[tuple[str, str], dict[int, list[float]]] = {}
     samples: list[tuple[int, float, float]] = []
+    counts: list[tuple[int, float, int]] = []
     done: dict[int, float] = {}
     for line in path.read_text().splitlines():
         kind, *rest = line.split()
@@ -76,11 +77,14 @@ def read_out(path: Path, resolved: dict[str, Any], wall: float, directory: Path)
             snap.setdefault((kind, rest[0]), {})[int(rest[1])] = [float(x) for x in rest[2:]]
         elif kind == "sample":
             samples.append((int(rest[0]), float(rest[1]), float(rest[2])))
+        elif kind == "bytes":
+            counts.append((int(rest[0]), float(rest[1]), int(rest[2])))
         elif kind == "done":
             done[int(rest[0])] = float(rest[1])
     window = (resolved["duration_ns"] - resolved["warmup_ns"]) / 1e9
+    sent = pl.DataFrame(counts, schema=["link", "time_s", "departure_bytes"], orient="row")
     return Ns2Results(
-        _flows(snap, done, resolved, window), _queues(snap, resolved, window),
+        _flows(snap, done, resolved, window), _queues(snap, sent, resolved, window),
         pl.DataFrame(samples, schema=["link", "time_s", "queue_packets"], orient="row"), wall, directory,
     )
 
@@ -108,13 +112,24 @@ def _flows(snap: dict, done: dict[int, float], resolved: dict[str, Any], window:
     return pl.DataFrame(rows, schema_overrides={"completion_time_s": pl.Float64})
 
 
-def _queues(snap: dict, resolved: dict[str, Any], window: float) -> pl.DataFrame:
+def _window_bytes(counts: pl.DataFrame, link: int, warm: float, end: float, resolved: dict[str, Any]) -> int:
+    """Bytes the link sent between the end of the warm-up and of the run: the
+    snapshots' counts with the wraps seen in between."""
+    lo, hi = resolved["warmup_ns"] / 1e9, resolved["duration_ns"] / 1e9
+    c = counts.filter((pl.col("link") == link) & (pl.col("time_s") > lo) & (pl.col("time_s") < hi)).sort("time_s")
+    series = np.concatenate([[warm], c["departure_bytes"].to_numpy(), [end]])
+    steps = np.diff(series.astype(np.int64)) % 2**32
+    return int(steps.sum())
+
+
+def _queues(snap: dict, counts: pl.DataFrame, resolved: dict[str, Any], window: float) -> pl.DataFrame:
     end, warm = snap.get(("queue", "end"), {}), snap.get(("queue", "warmup"), {})
     rates = resolved["links"]["rate_bps"]
     rows = []
     for li, e in sorted(end.items()):
         w = np.asarray(warm.get(li, [0.0] * len(e)))
-        arr, dep, drops, _, bdep = np.asarray(e) - w
+        arr, dep, drops, _, _ = np.asarray(e) - w
+        bdep = _window_bytes(counts, li, w[4], e[4], resolved)
         rows.append({
             "link": li,
             "window_arrivals": int(arr),

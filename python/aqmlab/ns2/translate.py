@@ -265,6 +265,13 @@ proc sample {interval end} {
     }
     if {$now + $interval <= $end + 1e-12} { $ns at [expr {$now + $interval}] "sample $interval $end" }
 }
+proc count_bytes {interval} {
+    global ns out qmon
+    foreach l [lsort -integer [array names qmon]] {
+        puts $out "bytes $l [$ns now] [$qmon($l) set bdepartures_]"
+    }
+    $ns at [expr {[$ns now] + $interval}] "count_bytes $interval"
+}
 """
 
 
@@ -298,7 +305,11 @@ def to_tcl(resolved: dict[str, Any], arrival_flows: Any = None, packets: bool = 
     if packets:
         out += ["set cw [open cwnd.tr w]", "foreach i [array names tcp] { $tcp($i) attach $cw; $tcp($i) trace cwnd_ }"]
     interval = resolved["sample_interval_ns"]
+    # ns-2 counts bytes in a C int: read often enough to see every wrap.
+    fastest = int(links["rate_bps"][links["monitor"]].max()) if links["monitor"].any() else 1
+    counting = min(1.0, 2**30 * 8 / fastest)
     out += [
+        f"$ns at 0.0 \"count_bytes {counting!r}\"",
         f"$ns at {_seconds(warmup)} \"snapshot warmup\"",
         f"$ns at 0.0 \"sample {_seconds(interval)} {_seconds(duration)}\"",
         f"$ns at {_seconds(duration)} \"snapshot end; close $out; exit 0\"",
