@@ -89,6 +89,14 @@ def read_out(path: Path, resolved: dict[str, Any], wall: float, directory: Path)
     )
 
 
+#: ns-2's per-flow table, in aqmlab's names (TCP flows only: UDP agents keep no counters).
+FLOW_SCHEMA = {
+    "flow_id": pl.Int64, "packets_sent": pl.Int64, "retransmissions": pl.Int64, "timeouts": pl.Int64,
+    "fast_retransmits": pl.Int64, "final_cwnd": pl.Float64, "throughput_bps": pl.Float64,
+    "completion_time_s": pl.Float64,
+}
+
+
 def _flows(snap: dict, done: dict[int, float], resolved: dict[str, Any], window: float) -> pl.DataFrame:
     end, warm = snap.get(("tcp", "end"), {}), snap.get(("tcp", "warmup"), {})
     groups, group_of = resolved["flows"]["groups"], resolved["flows"]["group"]
@@ -109,7 +117,7 @@ def _flows(snap: dict, done: dict[int, float], resolved: dict[str, Any], window:
             "throughput_bps": acked * payloads[profile] * 8 / window,
             "completion_time_s": done.get(i),
         })
-    return pl.DataFrame(rows, schema_overrides={"completion_time_s": pl.Float64})
+    return pl.DataFrame(rows, schema=FLOW_SCHEMA)
 
 
 def _window_bytes(counts: pl.DataFrame, link: int, warm: float, end: float, resolved: dict[str, Any]) -> int:
