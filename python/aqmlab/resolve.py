@@ -69,6 +69,8 @@ def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
         "clock_granularity_ns": units.parse_time(cfg.clock_granularity, f"{where}.clock_granularity"),
         "syn": cfg.syn,
         "ecn": cfg.ecn,
+        # Only when not the default, so that other profiles resolve as before it.
+        **({"rtt_estimator": cfg.rtt_estimator} if cfg.rtt_estimator != "rfc6298" else {}),
         # CUBIC's parameters only for CUBIC, and only those set (the rest are
         # Rust's defaults): other profiles resolve as they did before it.
         **({"cubic": cubic} if cfg.variant == "cubic" and (cubic := cfg.cubic.model_dump(exclude_none=True)) else {}),

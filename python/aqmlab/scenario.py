@@ -206,6 +206,11 @@ class TcpConfig(Model):
     )
     syn: bool = Field(False, description="SYN/SYN-ACK handshake before data (counted in completion time).")
     ecn: bool = Field(False, description="ECN-capable: mark ECT and halve on ECN echo.")
+    rtt_estimator: Literal["rfc6298", "ns2"] = Field(
+        "rfc6298",
+        description='RTT estimator of the retransmission timer: "rfc6298" (a sample on every new ACK) or "ns2" '
+        "(ns-2 2.35's tcp.cc: one timed packet at a time, in clock_granularity ticks, ns-2's back-off).",
+    )
     cubic: CubicConfig = Field(default_factory=CubicConfig, description='CUBIC\'s parameters (variant = "cubic").')
 
 

@@ -4,7 +4,7 @@
 //! it, with the index of the element in a column: `links.rate_bps[3]`.
 
 use crate::scenario::{
-    Dist, FlowGroup, NameRun, Paths, Scenario, Ties, TraceEvent, UdpSource, HOLE,
+    Dist, FlowGroup, NameRun, Paths, RttEstimator, Scenario, Ties, TraceEvent, UdpSource, HOLE,
 };
 
 /// A mistake in the scenario, with the field it is in.
@@ -146,6 +146,11 @@ impl Scenario {
                 "must be at least min_rto",
             )?;
             ensure(p.initial_rto_ns > 0, f("initial_rto"), "must be positive")?;
+            ensure(
+                p.clock_granularity_ns > 0 || p.rtt_estimator == RttEstimator::Rfc6298,
+                f("clock_granularity"),
+                "must be positive: ns-2's estimator counts in its ticks",
+            )?;
             let c = &p.cubic;
             ensure(
                 c.c > 0.0 && c.c.is_finite(),

@@ -501,6 +501,18 @@ pub enum CubicRecovery {
     Newreno,
 }
 
+/// How the retransmission timer estimates the round-trip time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttEstimator {
+    /// RFC 6298, from an RTT sample on every new ACK.
+    #[default]
+    Rfc6298,
+    /// ns-2 2.35's (tcp/tcp.cc): one timed packet at a time, in clock
+    /// ticks, with ns-2's back-off.
+    Ns2,
+}
+
 /// TCP parameters shared by a group of flows (ns-2 one-way TCP semantics:
 /// windows and sequence numbers count packets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -523,11 +535,13 @@ pub struct TcpProfile {
     pub delayed_ack: bool,
     pub delayed_ack_timeout_ns: u64,
     pub dupack_threshold: u32,
-    /// RFC 6298: RTO = max(min_rto, SRTT + max(G, 4 RTTVAR)).
+    /// RFC 6298: RTO = max(min_rto, SRTT + max(G, 4 RTTVAR)); ns-2's
+    /// estimator bounds its RTO the same way.
     pub min_rto_ns: u64,
     pub max_rto_ns: u64,
     pub initial_rto_ns: u64,
-    /// Clock granularity G of RFC 6298; RTT samples are rounded up to it.
+    /// Clock granularity G of RFC 6298; ns-2's estimator counts in ticks
+    /// of it (`tcpTick_`).
     pub clock_granularity_ns: u64,
     /// Do a SYN / SYN-ACK exchange before data (counted in completion time).
     pub syn: bool,
@@ -537,6 +551,9 @@ pub struct TcpProfile {
     /// CUBIC's parameters (read only by `cubic`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub cubic: CubicParams,
+    /// The RTT estimator behind the retransmission timer.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub rtt_estimator: RttEstimator,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

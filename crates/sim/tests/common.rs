@@ -28,6 +28,7 @@ pub fn reno() -> TcpProfile {
         syn: false,
         ecn: false,
         cubic: CubicParams::default(),
+        rtt_estimator: RttEstimator::Rfc6298,
     }
 }
 

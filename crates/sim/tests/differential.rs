@@ -195,12 +195,12 @@ fn acks_meeting_at_the_reverse_bottleneck() {
 
 /// Every kind of traffic at once, its packets meeting at one nanosecond:
 /// Tahoe, NewReno, SACK and CUBIC senders beside Reno ones (one profile
-/// each), on-off TCP sources, flows that stop, CBR and on-off UDP, and
-/// Poisson arrivals of short flows, behind a DropTail and a QSDRR
-/// bottleneck.
+/// each; the first three with ns-2's RTT estimator), on-off TCP sources,
+/// flows that stop, CBR and on-off UDP, and Poisson arrivals of short
+/// flows, behind a DropTail and a QSDRR bottleneck.
 #[test]
 fn every_kind_of_traffic_tied() {
-    use aqmlab_sim::scenario::{ArrivalSpec, Dist, TcpVariant};
+    use aqmlab_sim::scenario::{ArrivalSpec, Dist, RttEstimator, TcpVariant};
     for json in [BOTTLENECKS[0], BOTTLENECKS[4]] {
         let mut s = tied_dumbbell(12, qdisc(json), 5 * MS);
         let variants = [
@@ -210,7 +210,15 @@ fn every_kind_of_traffic_tied() {
             TcpVariant::Cubic,
         ];
         for variant in variants {
-            s.tcp_profiles.push(TcpProfile { variant, ..reno() });
+            let rtt_estimator = match variant {
+                TcpVariant::Cubic => RttEstimator::Rfc6298,
+                _ => RttEstimator::Ns2,
+            };
+            s.tcp_profiles.push(TcpProfile {
+                variant,
+                rtt_estimator,
+                ..reno()
+            });
         }
         let groups = s.flows.groups.len() as u32;
         for (i, variant) in variants.iter().enumerate() {

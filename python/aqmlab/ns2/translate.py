@@ -76,6 +76,7 @@ def _sender_vars(p: dict[str, Any], where: str) -> list[str]:
         f"maxrto_ {_seconds(p['max_rto_ns'])}",
         f"rtxcur_init_ {_seconds(p['initial_rto_ns'])}",
         f"tcpTick_ {_seconds(p['clock_granularity_ns'])}",
+        # ns-2 has one RTT estimator, tcp.cc's, which aqmlab's rtt_estimator "ns2" follows.
         f"syn_ {'true' if p['syn'] else 'false'}",
         f"ecn_ {1 if p['ecn'] else 0}",
         # No Limited Transmit (RFC 3042), which aqmlab's TCP does not have.

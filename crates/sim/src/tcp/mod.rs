@@ -5,9 +5,9 @@
 //!
 //! What every variant shares is written once: the sender's sequence
 //! space, ACK processing and sending ([`TcpSender`]), its retransmission
-//! timer ([`rto`], RFC 6298), the receiver ([`TcpReceiver`]) with its
-//! out-of-order map and the SACK blocks it reports ([`sacker`]), and the
-//! sender's SACK scoreboard ([`scoreboard`]). What tells the variants
+//! timer ([`rto`]: RFC 6298's or ns-2's), the receiver ([`TcpReceiver`])
+//! with its out-of-order map and the SACK blocks it reports ([`sacker`]),
+//! and the sender's SACK scoreboard ([`scoreboard`]). What tells the variants
 //! apart is in two places:
 //!
 //! - [`cc`]: the [`CongestionControl`] trait, how the window grows on new
@@ -116,7 +116,7 @@ pub(crate) mod testing {
 
     use super::{Outbox, SackBlocks, TcpSender};
     use crate::packet::{Kind, SimPacket};
-    use crate::scenario::{CubicParams, TcpProfile, TcpVariant};
+    use crate::scenario::{CubicParams, RttEstimator, TcpProfile, TcpVariant};
     use crate::Time;
 
     pub fn profile(variant: TcpVariant) -> TcpProfile {
@@ -138,6 +138,7 @@ pub(crate) mod testing {
             syn: false,
             ecn: false,
             cubic: CubicParams::default(),
+            rtt_estimator: RttEstimator::Rfc6298,
         }
     }
 

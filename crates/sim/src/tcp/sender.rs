@@ -1,5 +1,5 @@
 //! The sending side of a connection: its sequence space, the ACKs it
-//! takes in, what it sends, its retransmission timer (RFC 6298). The
+//! takes in, what it sends, its retransmission timer ([`super::rto`]). The
 //! variants plug in as a window policy ([`super::cc`]) and a loss
 //! recovery ([`super::recovery`]).
 
@@ -7,7 +7,7 @@ use aqmlab_qdisc::{Ecn, TrafficClass};
 
 use super::cc::{Ack, Aimd, CongestionControl, Cubic, Policy, Window};
 use super::recovery::{Progress, Recovery, Sack1};
-use super::rto::{Backoff, RttEstimator};
+use super::rto::{Backoff, Estimator};
 use super::{mss, packets_for, payload_of, Outbox, Phase, TcpCounters};
 use crate::packet::{Kind, SimPacket};
 use crate::scenario::{TcpProfile, TcpVariant};
@@ -46,7 +46,7 @@ pub struct TcpSender {
     pub(super) recover: u32,
     /// No further ECN reduction until this is acknowledged.
     ecn_recover: u32,
-    rtt: RttEstimator,
+    rtt: Estimator,
     backoff: Backoff,
     /// The variant's loss recovery (kept here: no profile read to find it).
     pub(super) recovery: Recovery,
@@ -101,7 +101,7 @@ impl TcpSender {
             partially_acked: false,
             recover: 0,
             ecn_recover: 0,
-            rtt: RttEstimator::default(),
+            rtt: Estimator::new(profile),
             backoff: Backoff::default(),
             recovery: Recovery::of(profile),
             stopped: false,
@@ -197,10 +197,19 @@ impl TcpSender {
         self.rto_deadline = MaybeTime::at(now + self.rtt.rto(self.backoff, p));
     }
 
+    /// Restart the timer for a fast retransmit (ns-2's `reset_rtx_timer()`,
+    /// which also stops timing a packet that may now be sent again).
+    pub(super) fn restart_timer_for_loss(&mut self, now: Time, p: &TcpProfile) {
+        self.rtt.stop_timing(p);
+        self.arm_timer(now, p);
+    }
+
     /// Begin the connection at `now`.
     pub fn open(&mut self, now: Time, flow: u32, p: &TcpProfile, out: &mut Outbox) {
         if p.syn {
             self.phase = Phase::SynSent;
+            // ns-2 times its SYN as the first packet (its sequence number 0).
+            self.rtt.on_first_send(0, now, p);
             self.send_control(Kind::Syn, now, flow, p, out);
             self.arm_timer(now, p);
         } else {
@@ -252,6 +261,8 @@ impl TcpSender {
         self.counters.bytes_sent += size as u64;
         if seq < self.snd_max {
             self.counters.retransmissions += 1;
+        } else {
+            self.rtt.on_first_send(seq, now, p);
         }
         self.snd_max = self.snd_max.max(seq + 1);
         out.packets.push(SimPacket {
@@ -296,8 +307,10 @@ impl TcpSender {
         let flow = ack.flow;
         if ack.kind == Kind::SynAck {
             if self.phase == Phase::SynSent {
-                self.rtt.sample(now.saturating_sub(ack.stamp) as f64);
-                self.backoff.reset();
+                self.rtt.on_new_ack(ack.stamp, now, &mut self.backoff, p);
+                // It acknowledges the SYN, timed as packet 0.
+                self.rtt
+                    .on_ack_beyond_recovery(1, now, &mut self.backoff, p);
                 self.rto_deadline = MaybeTime::NONE;
                 self.establish(now, flow, p, out);
             }
@@ -326,11 +339,12 @@ impl TcpSender {
         // Go-back-N after a timeout: never resend what is now acknowledged.
         self.snd_nxt = self.snd_nxt.max(self.snd_una);
         let rtt = now.saturating_sub(ack.stamp);
-        self.rtt.sample(rtt as f64);
-        self.backoff.reset();
+        self.rtt.on_new_ack(ack.stamp, now, &mut self.backoff, p);
         if self.in_recovery {
             let recovery = self.recovery;
             if recovery.on_ack_in_recovery(self, ack, newly, now, p, out) == Progress::Recovering {
+                self.rtt
+                    .on_partial_ack(ack.seq, recovery, &mut self.backoff, p);
                 return;
             }
         } else {
@@ -352,6 +366,8 @@ impl TcpSender {
                 policy.grow(w, ack, p);
             }
         }
+        self.rtt
+            .on_ack_beyond_recovery(ack.seq, now, &mut self.backoff, p);
         self.dupacks = 0;
         if self.snd_una < self.snd_max {
             self.arm_timer(now, p);
@@ -374,7 +390,7 @@ impl TcpSender {
         match self.phase {
             Phase::SynSent => {
                 self.counters.timeouts += 1;
-                self.backoff.double();
+                self.rtt.on_timeout(&mut self.backoff, p);
                 self.send_control(Kind::Syn, now, flow, p, out);
                 self.arm_timer(now, p);
             }
@@ -387,7 +403,7 @@ impl TcpSender {
                 self.dupacks = 0;
                 self.in_recovery = false;
                 self.recover = self.snd_max;
-                self.backoff.double();
+                self.rtt.on_timeout(&mut self.backoff, p);
                 self.recovery.on_timeout(self);
                 self.send_new(now, flow, p, out);
                 if self.rto_deadline.is_none() {
@@ -402,6 +418,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::RttEstimator;
     use crate::tcp::testing::{ack, grown, profile, sent};
 
     #[test]
@@ -428,6 +445,87 @@ mod tests {
             // = 200 ms, doubled once by the back-off.
             assert_eq!(s.rto_deadline.get(), Some(first + 400_000_000));
         }
+    }
+
+    const MS: Time = 1_000_000;
+
+    /// A Reno sender with ns-2's estimator, its first packets sent at 0.
+    fn opened_with_ns2_estimator() -> (TcpSender, TcpProfile, Outbox) {
+        let p = TcpProfile {
+            rtt_estimator: RttEstimator::Ns2,
+            ..profile(TcpVariant::Reno)
+        };
+        let mut s = TcpSender::new(&p, None);
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![0, 1]);
+        (s, p, out)
+    }
+
+    /// ns-2 times packet 0, then 2 (sent when 0's sample was taken): the
+    /// ACK of 1 gives no sample, whatever its echo says.
+    #[test]
+    fn ns2_samples_only_the_timed_packet() {
+        let (mut s, p, mut out) = opened_with_ns2_estimator();
+        s.on_ack(&ack(1, 0), 100 * MS, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![2, 3]);
+        // 10 ticks: SRTT 10, RTTVAR 5, RTO 30 ticks.
+        assert_eq!(s.rto_deadline.get(), Some(400 * MS));
+        s.on_ack(&ack(2, 390 * MS), 400 * MS, &p, &mut out);
+        assert_eq!(s.rto_deadline.get(), Some(700 * MS), "no sample");
+        s.on_ack(&ack(3, 0), 500 * MS, &p, &mut out);
+        // 40 ticks: SRTT 110 / 8, RTTVAR 45 / 4: RTO 45 + 13 = 58 ticks.
+        assert_eq!(s.rto_deadline.get(), Some(1080 * MS));
+    }
+
+    /// After a timeout, ACKs of packets sent before it (timed none) keep
+    /// the RTO backed off; the ACK of the first new packet ends it.
+    #[test]
+    fn ns2_backoff_ends_only_with_the_timed_packet() {
+        let (mut s, p, mut out) = opened_with_ns2_estimator();
+        s.on_ack(&ack(1, 0), 100 * MS, &p, &mut out);
+        sent(&mut out);
+        s.on_timeout(400 * MS, 0, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![1]);
+        assert_eq!(s.rto_deadline.get(), Some(1000 * MS), "300 ms doubled");
+        s.on_ack(&ack(2, 450 * MS), 500 * MS, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![2, 3], "resent: timed neither");
+        assert_eq!(s.rto_deadline.get(), Some(1100 * MS), "still doubled");
+        s.on_ack(&ack(4, 550 * MS), 600 * MS, &p, &mut out);
+        assert_eq!(sent(&mut out), vec![4, 5]);
+        assert_eq!(s.rto_deadline.get(), Some(1200 * MS), "still doubled");
+        s.on_ack(&ack(5, 0), 700 * MS, &p, &mut out);
+        // 4 took 10 ticks: t_rttvar 20 -> 15, t_rtxcur 15 + 80 / 8 = 25 ticks.
+        assert_eq!(s.rto_deadline.get(), Some(950 * MS));
+    }
+
+    /// ns-2 times its SYN like a data packet: the SYN-ACK gives a sample,
+    /// unless the SYN was sent again.
+    #[test]
+    fn ns2_samples_the_syn_sent_once() {
+        let p = TcpProfile {
+            syn: true,
+            rtt_estimator: RttEstimator::Ns2,
+            ..profile(TcpVariant::Reno)
+        };
+        let syn_ack = SimPacket {
+            kind: Kind::SynAck,
+            ..ack(0, 0)
+        };
+        let mut out = Outbox::default();
+        let mut s = TcpSender::new(&p, None);
+        s.open(0, 0, &p, &mut out);
+        s.on_ack(&syn_ack, 100 * MS, &p, &mut out);
+        assert_eq!(s.rto_deadline.get(), Some(400 * MS), "10 ticks: 30");
+        let mut s = TcpSender::new(&p, None);
+        s.open(0, 0, &p, &mut out);
+        s.on_timeout(p.initial_rto_ns, 0, &p, &mut out);
+        s.on_ack(&syn_ack, 1100 * MS, &p, &mut out);
+        assert_eq!(
+            s.rto_deadline.get(),
+            Some(3100 * MS),
+            "no sample: 1 s doubled"
+        );
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub fn dupack(
     s.window.cwnd = s.window.ssthresh + p.dupack_threshold as f64;
     let hole = s.snd_una;
     s.send_data(hole, now, flow, p, out);
-    s.arm_timer(now, p);
+    s.restart_timer_for_loss(now, p);
     s.send_new(now, flow, p, out);
 }
 

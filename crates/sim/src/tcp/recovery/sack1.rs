@@ -98,7 +98,7 @@ fn dupack_action(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &
     }
     s.recover = s.snd_max;
     let pipe = s.snd_max as i64 - s.snd_una as i64 - p.dupack_threshold as i64;
-    s.arm_timer(now, p);
+    s.restart_timer_for_loss(now, p);
     s.in_recovery = true;
     let hole = s.snd_una;
     let sack = s.sack1();

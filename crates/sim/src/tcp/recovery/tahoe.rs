@@ -16,7 +16,7 @@ pub fn on_dupack(s: &mut TcpSender, flow: u32, now: Time, p: &TcpProfile, out: &
     s.snd_nxt = s.snd_una;
     // The count goes on (ns-2 `TcpAgent::recv`): the rest of the window's
     // duplicate ACKs are those of this loss, and only a new ACK restarts it.
-    s.arm_timer(now, p);
+    s.restart_timer_for_loss(now, p);
     s.send_new(now, flow, p, out);
 }
 
