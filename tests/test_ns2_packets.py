@@ -56,18 +56,37 @@ def both(scenario: dict, tmp_path):
     return ours, ns
 
 
-@pytest.mark.parametrize("variant", ["reno", "newreno", "tahoe", "sack"])
+@pytest.mark.parametrize("variant", ["tahoe", "sack"])
 def test_the_same_drops_at_the_same_times(variant, tmp_path):
+    """Tahoe and Sack1: every drop of 300 s, the same packet at the same time."""
     ours, ns = both(one_flow(variant, 4), tmp_path)
     a = aqmlab_drops(ours / "trace.parquet", "bottleneck")
     b = ns2_drops(ns.directory / "ns2_0.tr")
-    assert len(b) >= 50
-    assert first_divergence(a[:50], b[:50]) is None, first_divergence(a, b)
+    assert len(b) >= 100
+    assert first_divergence(a, b) is None, first_divergence(a, b)
 
 
-def test_the_same_congestion_window_at_every_sample(tmp_path):
-    ours, ns = both(one_flow("reno", 4), tmp_path)
-    series = pl.read_parquet(ours / "timeseries.parquet").filter(pl.col("metric") == "cwnd")
+@pytest.mark.parametrize("variant, index", [("reno", 8), ("newreno", 7)])
+def test_reno_and_newreno_part_where_their_recoveries_differ(variant, index, tmp_path):
+    """Reno and NewReno keep ns-2's drops up to the end of the first fast recovery
+    that follows a timeout, and part there (docs/validation.md, "Packet by packet"):
+    ns-2 keeps cwnd_ at half the window through recovery, inflates a separate dupwnd_
+    and opens cwnd_ on the ACK that ends recovery (Reno), or deflates the inflation at
+    every partial ACK (NewReno, tcp-newreno.cc); aqmlab follows RFC 5681 and RFC 6582."""
+    ours, ns = both(one_flow(variant, 4), tmp_path)
+    a = aqmlab_drops(ours / "trace.parquet", "bottleneck")
+    b = ns2_drops(ns.directory / "ns2_0.tr")
+    parted = first_divergence(a, b)
+    assert parted is not None and parted.index == index, parted
+    if variant == "reno":
+        # ns-2's window, opened one ACK sooner, overflows the queue one packet sooner.
+        assert parted.theirs[2] == parted.ours[2] - 1 and parted.theirs[0] < parted.ours[0]
+
+
+@pytest.mark.parametrize("variant", ["tahoe", "sack"])
+def test_the_same_congestion_window_at_every_sample(variant, tmp_path):
+    ours, ns = both(one_flow(variant, 4), tmp_path)
+    series = pl.read_parquet(ours / "timeseries.parquet").filter((pl.col("metric") == "cwnd") & (pl.col("time_s") > 0))
     times, values = series["time_s"].to_numpy(), series["value"].to_numpy()
     theirs = cwnd_at(ns2_cwnd(ns.directory / "cwnd.tr"), times - 1e-6, node=0)
     assert len(times) > 2000

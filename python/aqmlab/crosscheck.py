@@ -74,7 +74,7 @@ def ns2_choices(resolved: dict[str, Any]) -> dict[str, Any]:
     links = dict(resolved["links"])
     links["qdiscs"] = [{**q, "variant": "ns2"} if q["kind"] == "red" else q for q in links["qdiscs"]]
     out["links"] = links
-    out["tcp_profiles"] = [{**p, "rtt_estimator": "ns2"} if RTT_ESTIMATOR else p for p in resolved["tcp_profiles"]]
+    out["tcp_profiles"] = [{**p, "rtt_estimator": "ns2"} for p in resolved["tcp_profiles"]]
     return out
 
 
@@ -85,13 +85,9 @@ def differences(resolved: dict[str, Any]) -> list[str]:
         notes.append("ties: aqmlab orders simultaneous events by a fresh hash each nanosecond; ns-2 by component")
     if any(q["kind"] == "red" and q.get("variant", "fj93") == "fj93" for q in resolved["links"]["qdiscs"]):
         notes.append('red: FJ93\'s rules; ns-2 adds two (variant = "ns2")')
-    if RTT_ESTIMATOR and any(p.get("rtt_estimator", "rfc6298") == "rfc6298" for p in resolved["tcp_profiles"]):
+    if any(p.get("rtt_estimator", "rfc6298") == "rfc6298" for p in resolved["tcp_profiles"]):
         notes.append('tcp: an RTT sample every ACK (RFC 6298); ns-2 times one segment a round trip (rtt_estimator = "ns2")')
     return notes
-
-
-#: Whether aqmlab's TCP has ns-2's RTT estimator to choose.
-RTT_ESTIMATOR = False
 
 
 def jain(x: np.ndarray) -> float:
