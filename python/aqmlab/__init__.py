@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import UserError
 from .run import run  # the function shadows the submodule of the same name
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 __all__ = ["run", "sweep", "Scenario", "Results", "UserError", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -8,8 +8,9 @@ where aqmlab's own differ on purpose. The bounds apply to the second; the first 
 what the choices are worth.
 
 A draw moves every flow's start by the same uniform 0-200 ms offset in both simulators
-(drawn from the scenario's seed and the draw's number), so that the mean over draws
-says how the two share the link, not how one start schedule happened to fall.
+(drawn from the scenario's seed and the draw's number) and gives both the scenario's
+seed plus the draw's number, so that the mean over draws says how the two share the
+link, not how one start schedule or one realization of a random source happened to fall.
 
 The figures of one run (:func:`figures`): bottleneck utilization, loss rate, mean and
 percentile queue (from the samples of the measurement window), the Jain index of the
@@ -54,10 +55,13 @@ DRAW_SPREAD_NS = 200_000_000
 
 def draw_starts(resolved: dict[str, Any], draw: int) -> dict[str, Any]:
     """``resolved`` with every flow's start moved by a uniform 0-200 ms offset of draw
-    ``draw`` (draw 0 leaves it as it is)."""
+    ``draw``, and its seed moved by ``draw`` (each simulator's random streams, UDP
+    sources and RED's drops among them, differ from draw to draw too); draw 0 leaves it
+    as it is."""
     if draw == 0:
         return resolved
     out = copy.copy(resolved)
+    out["seed"] = (int(resolved["seed"]) + draw) % 2**64
     out["flows"] = dict(resolved["flows"])
     starts = resolved["flows"]["start_ns"]
     rng = np.random.default_rng([int(resolved["seed"]), draw])

@@ -120,14 +120,15 @@ CASES: list[Case] = [
 ]
 
 #: The cases ``make test`` runs live (with two draws).
-QUICK = ["reno-equal-2", "reno-spread-50-b0.5", "sack-delack-20", "red-10", "udp-cbr-sfq"]
+QUICK = ["reno-equal-10", "reno-spread-50-b0.25", "reno-equal-50", "reno-delack-20", "sfq-50", "udp-cbr-drr"]
 
 
 def run_case(case: Case, draws: int, out: Path) -> pl.DataFrame:
     """One case: the crosscheck's table, tagged with the case's name."""
-    from ..crosscheck import crosscheck_ns2
+    from ..crosscheck import crosscheck_ns2, write
 
     check = crosscheck_ns2(case.scenario(), out / case.name, draws)
+    write(check, out / case.name)
     return check.table.with_columns(pl.lit(case.name).alias("case"), pl.lit(draws).alias("draws"))
 
 
@@ -155,8 +156,9 @@ def _cell(r: dict[str, Any]) -> str:
     if r["aqmlab_ns2"] is None or math.isnan(r["aqmlab_ns2"]):
         return ""
     star = " **\\***" if r["within"] is False else ""
-    own = f" ({r['aqmlab']:.3g})" if r["figure"] in ("jain_index", "rtt_bias_slope") else ""
-    return f"{r['aqmlab_ns2']:.3g} / {r['ns2']:.3g}{star}{own}"
+    digits = 4 if r["figure"] == "utilization" else 3
+    own = f" ({r['aqmlab']:.{digits}g})" if r["figure"] in ("jain_index", "rtt_bias_slope") else ""
+    return f"{r['aqmlab_ns2']:.{digits}g} / {r['ns2']:.{digits}g}{star}{own}"
 
 
 def main(argv: list[str] | None = None) -> None:
