@@ -19,9 +19,14 @@ that growth per flow, and the growth set against the budget of 1 KB per flow plu
 100 B per packet at the peak number in flight. The best of the repeats is
 reported (the least disturbed by other work on the machine).
 
-If ``bench/ns3/reference/<ns-3 case>_reno.json`` exists (written by
-``bench/ns3/run_reference.py``), the same scenario's ns-3 figure is printed beside
-ours with the ratio.
+Two peers run the same scenarios: ns-3 (``bench/ns3/reference/<ns-3 case>_reno.json``,
+written by ``bench/ns3/run_reference.py``) and ns-2 (``bench/ns2/reference/<case>.json``,
+written by ``bench/ns2/run_reference.py``). Where a reference exists, the peer's figure
+is printed beside ours with two ratios: data packets delivered per wall second, and
+wall time per simulated second (the peers' runs may be shortened). A peer's wall time
+is its simulation alone, without building the topology, as ours is. ns-2's is its CPU
+time, its wall time on an idle core, which other work on a shared machine does not
+stretch; its ratios take our CPU time through aqmlab.run (conversions included).
 """
 
 from __future__ import annotations
@@ -46,10 +51,10 @@ import aqmlab, polars, pyarrow          # libraries loaded before measuring
 scenario = aqmlab.Scenario.load(sys.argv[1])
 resolved = scenario.resolve()          # resolve once outside the timed run
 before = rss_kb("VmRSS:")
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 res = aqmlab.run(scenario)
-total = time.perf_counter() - t0
-print(json.dumps({"summary": res.summary, "timing": res.timing, "api_wall_s": total,
+total, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"summary": res.summary, "timing": res.timing, "api_wall_s": total, "api_cpu_s": cpu,
                   "rss_before_kb": before, "peak_rss_kb": rss_kb("VmHWM:")}))
 """
 
@@ -117,6 +122,8 @@ def measure(case: str, repeat: int) -> dict:
         "wall_s": wall,
         "wall_s_runs": [r["timing"]["wall_time_s"] for r in runs],
         "api_wall_s": best["api_wall_s"],
+        # CPU time through the API: well below the wall time when other work shares the machine
+        "api_cpu_s": best["api_cpu_s"],
         "data_packets": s["data_packets_delivered"],
         "data_packets_per_s": s["data_packets_delivered"] / wall,
         "packets": s["packets_injected"],
@@ -129,26 +136,69 @@ def measure(case: str, repeat: int) -> dict:
         "peak_in_flight": s["peak_packets_in_flight"],
         "budget_mib": (1024 * s["flows"] + 100 * s["peak_packets_in_flight"]) / 1024 / 1024,
     }
-    ref = ROOT / "bench" / "ns3" / "reference" / f"{NS3.get(case, '-')}_reno.json"
-    if ref.exists():
-        r = json.loads(ref.read_text())
-        out["ns3"] = {
-            "data_packets": r["results"]["data_packets_delivered"],
-            "wall_s": r["results"]["wall_time_run_s"],
-            "simulated_s": r["params"]["duration_s"],
-            "peak_rss_mb": r["results"]["peak_rss_mb"],
-            "data_packets_per_s": r["results"]["data_packets_delivered"] / r["results"]["wall_time_run_s"],
-            "machine": r.get("machine", "not recorded"),
-        }
-        out["ratio_to_ns3"] = out["data_packets_per_s"] / out["ns3"]["data_packets_per_s"]
+    for name, read in PEERS.items():
+        peer = read(case)
+        if peer is not None:
+            out[name] = peer
+            if "refused" not in peer:
+                # CPU against CPU where the peer's is CPU time (ours includes the API's conversions)
+                ours = out["api_cpu_s"] if peer.get("clock") == "CPU" else wall
+                out[f"ratio_to_{name}"] = out["data_packets"] / ours / peer["data_packets_per_s"]
+                out[f"ratio_to_{name}_per_simulated_s"] = peer["wall_per_simulated_s"] / (ours / out["simulated_s"])
     return out
+
+
+def peer_figures(data_packets: int, wall_s: float, simulated_s: float, peak_rss_mb: float, machine: str) -> dict:
+    return {
+        "data_packets": data_packets,
+        "wall_s": wall_s,
+        "simulated_s": simulated_s,
+        "peak_rss_mb": peak_rss_mb,
+        "data_packets_per_s": data_packets / wall_s,
+        "wall_per_simulated_s": wall_s / simulated_s,
+        "machine": machine,
+    }
+
+
+def ns3_peer(case: str) -> dict | None:
+    ref = ROOT / "bench" / "ns3" / "reference" / f"{NS3.get(case, '-')}_reno.json"
+    if not ref.exists():
+        return None
+    r = json.loads(ref.read_text())
+    x = r["results"]
+    return peer_figures(x["data_packets_delivered"], x["wall_time_run_s"], r["params"]["duration_s"],
+                        x["peak_rss_mb"], r.get("machine", "not recorded"))
+
+
+def ns2_peer(case: str) -> dict | None:
+    ref = ROOT / "bench" / "ns2" / "reference" / f"{case}.json"
+    if not ref.exists():
+        return None
+    r = json.loads(ref.read_text())
+    if "refused" in r:
+        return {"refused": r["refused"]}
+    x = r["results"]
+    # ns-2's CPU time: its wall time on an idle core (bench/ns2/run_reference.py)
+    figures = peer_figures(x["data_packets_delivered"], x["run_cpu_time_s"], r["duration_s"], x["peak_rss_mb"],
+                           r["machine"])
+    return {**figures, "clock": "CPU", "setup_s": x["setup_cpu_time_s"]}
+
+
+#: peer -> how to read its reference of a case (None: no reference)
+PEERS = {"ns3": ns3_peer, "ns2": ns2_peer}
+
+#: peer -> the command that writes its reference of a case
+RERUN = {
+    "ns3": lambda case: f"bench/ns3/run_reference.py --case {NS3[case]}",
+    "ns2": lambda case: f"bench/ns2/run_reference.py --case {case}",
+}
 
 
 def report(f: dict) -> None:
     print(f"case         {f['case']} ({f['scenario']})")
     print(f"simulated    {f['simulated_s']:.0f} s, {f['flows']:,} flows, bottleneck utilization {f['utilization']:.4f}")
     print(f"wall time    {f['wall_s']:.2f} s in the core (best of {len(f['wall_s_runs'])}: "
-          + ", ".join(f"{w:.2f}" for w in f["wall_s_runs"]) + f"); {f['api_wall_s']:.2f} s through aqmlab.run")
+          + ", ".join(f"{w:.2f}" for w in f["wall_s_runs"]) + f"); {f['api_wall_s']:.2f} s through aqmlab.run ({f['api_cpu_s']:.2f} s of CPU)")
     print(f"delivered    {f['data_packets']:,} data packets: {f['data_packets_per_s'] / 1e6:.2f} M per wall second")
     print(f"packets      {f['packets']:,} injected (data, ACK, SYN): {f['packets_per_s'] / 1e6:.2f} M per wall second")
     print(f"events       {f['events']:,}: {f['events_per_s'] / 1e6:.2f} M per wall second")
@@ -156,20 +206,30 @@ def report(f: dict) -> None:
           f"{f['rss_growth_mib']:.1f} MiB during the run = {f['rss_growth_per_flow_b']:,.0f} B per flow")
     print(f"             budget 1 KB x {f['flows']:,} flows + 100 B x {f['peak_in_flight']:,} packets at peak in flight = "
           f"{f['budget_mib']:.1f} MiB; growth/budget = {f['rss_growth_mib'] / f['budget_mib']:.2f}")
-    if "ns3" in f:
-        n = f["ns3"]
-        print(f"ns-3         {n['data_packets']:,} data packets in {n['wall_s']:.1f} s of wall time "
-              f"({n['simulated_s']} s simulated; {n['peak_rss_mb']:.0f} MB peak RSS): "
-              f"{n['data_packets_per_s'] / 1e3:.1f} k per wall second")
-        print(f"ratio        aqmlab / ns-3 = {f['ratio_to_ns3']:.0f}x in data packets delivered per wall second")
-        if n["machine"] != machine():
-            print(f"             (ns-3 ran on another machine: {n['machine']}; "
-                  f"bench/ns3/run_reference.py --case {NS3[f['case']]} reruns it here)")
-    elif f["case"] in NS3:
-        print(f"ns-3         no reference (run bench/ns3/run_reference.py --case {NS3[f['case']]})")
-    elif f["case"] in NO_NS3:
-        print(f"ns-3         no peer: {NO_NS3[f['case']]}")
+    report_peer("ns3", "ns-3", f)
+    report_peer("ns2", "ns-2", f)
     print()
+
+
+def report_peer(name: str, label: str, f: dict) -> None:
+    """The peer's line and the ratios, or why there is none."""
+    p, case = f.get(name), f["case"]
+    if p is None:
+        why = NO_NS3.get(case) if name == "ns3" else None
+        print(f"{label:<12} " + (f"no peer: {why}" if why else f"no reference (run {RERUN[name](case)})"))
+        return
+    if "refused" in p:
+        print(f"{label:<12} no peer: the translator refuses the scenario ({p['refused']})")
+        return
+    setup = f"; {p['setup_s']:.1f} s more to build it" if "setup_s" in p else ""
+    print(f"{label:<12} {p['data_packets']:,} data packets in {p['wall_s']:.1f} s of {p.get('clock', 'wall')} time "
+          f"({p['simulated_s']:g} s simulated{setup}; {p['peak_rss_mb']:.0f} MB peak RSS): "
+          f"{p['data_packets_per_s'] / 1e3:.1f} k per second, {p['wall_per_simulated_s']:.1f} s per simulated second")
+    clock = p.get("clock", "wall")
+    print(f"ratio        aqmlab / {label} = {f[f'ratio_to_{name}']:.0f}x in data packets delivered per {clock} second, "
+          f"{f[f'ratio_to_{name}_per_simulated_s']:.0f}x in {clock} time per simulated second")
+    if p["machine"] != machine():
+        print(f"             ({label} ran on another machine: {p['machine']}; {RERUN[name](case)} reruns it here)")
 
 
 def main() -> None:

@@ -142,6 +142,8 @@ def _queues(snap: dict, counts: pl.DataFrame, resolved: dict[str, Any], window: 
             "link": li,
             "window_arrivals": int(arr),
             "window_drops": int(drops),
+            # the whole run's, for speed comparisons (bench/ns2/run_reference.py)
+            "departures": int(e[1]),
             "utilization": bdep * 8 / (int(rates[li]) * window),
             "loss_rate": drops / arr if arr else 0.0,
         })
