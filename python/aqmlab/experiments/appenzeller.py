@@ -36,7 +36,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -78,12 +78,18 @@ class LongFlows:
         longest_rtt = (1 + self.rtt_spread) * self.mean_rtt_s
         return max(self.warmup_s, self.start_window_s + 10.0 + (self.bdp + buffer) / n * longest_rtt)
 
-    def scenario(self, n: int, buffer: int, seed: int) -> dict[str, Any]:
+    def access_delays(self) -> tuple[float, float]:
+        """The range of the senders' one-way access delays (s): 2T_p less the
+        bottleneck's two 20 ms, halved."""
         one_way = self.mean_rtt_s / 2
         low = (1 - self.rtt_spread) * one_way - BOTTLENECK_DELAY_S
         high = (1 + self.rtt_spread) * one_way - BOTTLENECK_DELAY_S
         if low < 0:
             raise ValueError(f"a mean 2T_p of {self.mean_rtt_s} s is too short for a 20 ms bottleneck delay")
+        return low, high
+
+    def scenario(self, n: int, buffer: int, seed: int) -> dict[str, Any]:
+        low, high = self.access_delays()
         us = lambda s: f"{round(s * 1e6)}us"  # noqa: E731
         return {
             "name": f"appenzeller-long-n{n}-b{buffer}",
@@ -308,7 +314,19 @@ class MinBufferParams:
 
 
 def _min_buffers(exp_id: str, runner: Any, p: MinBufferParams) -> pl.DataFrame:
-    """Bisect the minimum buffer for every (n, target); the table with the models beside it."""
+    """Bisect the minimum buffer for every (n, target) in aqmlab."""
+
+    def utilization(points: list[tuple[Any, int]]) -> list[float]:
+        stats = p.setup.measure_points(runner, points, f"{exp_id} round ({len(points)} points)")
+        return [x["utilization"] for x in stats]
+
+    return min_buffer_table(p, utilization)
+
+
+def min_buffer_table(p: MinBufferParams, utilization: Callable[[list[tuple[Any, int]]], list[float]]) -> pl.DataFrame:
+    """Bisect the minimum buffer for every (n, target), ``utilization`` measuring a
+    batch of (n, buffer) points (aqmlab's runs, or another simulator's:
+    bench/ns2/appenzeller.py); the table with the models beside it."""
     from ..theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
 
     s = p.setup
@@ -318,11 +336,6 @@ def _min_buffers(exp_id: str, runner: Any, p: MinBufferParams) -> pl.DataFrame:
         for n in p.flows
         for target in p.targets
     ]
-
-    def utilization(points: list[tuple[Any, int]]) -> list[float]:
-        stats = s.measure_points(runner, points, f"{exp_id} round ({len(points)} points)")
-        return [x["utilization"] for x in stats]
-
     m = bisect(searches, utilization)
     rows = []
     for r in search_table_rows(searches):

@@ -57,7 +57,7 @@ def _seconds(ns: int | float) -> str:
     return repr(float(ns) / 1e9)
 
 
-def _sender_vars(p: dict[str, Any], where: str) -> list[str]:
+def sender_vars(p: dict[str, Any], where: str) -> list[str]:
     """The agent variables of one TCP profile (tcl/lib/ns-default.tcl names them)."""
     if p["variant"] not in AGENTS:
         raise UserError(f"ns-2 has no TCP {p['variant']!r}; it has {', '.join(AGENTS)}", f"{where}.variant")
@@ -104,7 +104,7 @@ def _profile_proc(i: int, p: dict[str, Any]) -> list[str]:
     sender, sink, delack = AGENTS.get(p["variant"], ("", "", ""))
     lines = [f"proc tcp_profile{i} {{}} {{"]
     lines.append(f"    set tcp [new {sender}]")
-    lines += [f"    $tcp set {v}" for v in _sender_vars(p, where)]
+    lines += [f"    $tcp set {v}" for v in sender_vars(p, where)]
     lines.append(f"    set sink [new {delack if p['delayed_ack'] else sink}]")
     lines.append(f"    $sink set packetSize_ {p['ack_size']}")
     if p["delayed_ack"]:
