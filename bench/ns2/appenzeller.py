@@ -154,14 +154,21 @@ def changes(matched: Model) -> list[Model]:
     return out + [Model(f"limit_ B+{matched.limit_offset}", (), matched.limit_offset)]
 
 
-def attribute(name: str, n: int, buffer: int, pool: ThreadPoolExecutor, seeds: int | None = None) -> list[dict[str, Any]]:
+def attribute(
+    name: str, n: int, buffer: int, pool: ThreadPoolExecutor, seeds: int | None = None, also: str = ""
+) -> list[dict[str, Any]]:
     """ns-2 at one point of a reproduction in the thesis model, with each of the
-    matched model's differences alone, and in the matched model (means over ``seeds``
-    seeds, by default the reproduction's)."""
+    matched model's differences alone, in the matched model, and in the matched model
+    with the agent variables ``also`` (name-value pairs); means over ``seeds`` seeds, by
+    default the reproduction's."""
     setup = EXPERIMENTS[name].fidelities["quick"].setup
     setup = replace(setup, seeds=seeds or setup.seeds)
     thesis, matched = models(setup)
     variants = [thesis, *changes(matched), matched]
+    if also:
+        words = also.split()
+        extra = tuple(f"{k} {v}" for k, v in zip(words[::2], words[1::2]))
+        variants.append(Model(f"matched, {also}", matched.tcp_vars + extra, matched.limit_offset))
     figures = [Ns2(setup, m, pool).measure_points([(n, buffer)])[0] for m in variants]
     return [{**f, "experiment": name, "flows": n, "buffer": buffer, "seeds": setup.seeds, "model": m.name}
             for m, f in zip(variants, figures)]
@@ -221,10 +228,12 @@ def bracket(row: dict[str, Any], prefix: str = "") -> str:
 def markdown(result: dict[str, Any]) -> str:
     """The two tables, as docs write them."""
     lines = ["## Fig 5.1: utilization (goodput), 20 Mb/s, mean 2T_p 130 ms, quick fidelity", "",
-             "| B | n | aqmlab | ns-2 thesis | ns-2 matched | timeouts/flow thesis, matched |", "|---|---|---|---|---|---|"]
+             "| B | n | aqmlab | ns-2 thesis | ns-2 matched | loss: aqmlab, thesis, matched | timeouts/flow: thesis, matched |",
+             "|---|---|---|---|---|---|---|"]
     for r in result.get("fig5_1", []):
         lines.append(f"| {r['buffer']} | {r['flows']} | {r['utilization']:.4f} ({r['goodput']:.4f}) | "
                      f"{r['thesis_util']:.4f} ({r['thesis_goodput']:.4f}) | {r['matched_util']:.4f} ({r['matched_goodput']:.4f}) | "
+                     f"{r['loss_rate']:.4f}, {r['thesis_loss']:.4f}, {r['matched_loss']:.4f} | "
                      f"{r['thesis_timeouts']:.1f}, {r['matched_timeouts']:.1f} |")
     lines += ["", "## Figs 3.4 and 5.2: minimum buffer (packets; bracket (low, min]), OC3, mean 2T_p 89 ms, quick fidelity", "",
               "| figure | n | target | aqmlab | ns-2 thesis | ns-2 matched | Eq 3.7 |", "|---|---|---|---|---|---|---|"]
@@ -252,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=HERE, help="where appenzeller.json and .md go")
     ap.add_argument("--attribute", nargs=3, action="append", metavar=("FIG", "N", "B"), default=[],
                     help="also run ns-2 at FIG's point (N flows, buffer B) with each difference of the models alone")
+    ap.add_argument("--also", default="", help="agent variables (name-value pairs) of one more model for "
+                    "--attribute: the matched model with these")
     ap.add_argument("--attribute-seeds", type=int, help="seeds of each --attribute point (default: the reproduction's)")
     ap.add_argument("--per-seed", nargs=4, action="append", metavar=("FIG", "N", "B", "SEEDS"), default=[],
                     help="also give the utilization of each of SEEDS seeds at FIG's point (N flows, buffer B)")
@@ -267,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
                 result["fig5_1"] = fig5_1(pool, Path(tmp))
             result["min_buffers"] = [r for name in chosen if name != "fig5_1" for r in min_buffers(name, pool, Path(tmp))]
         result["attribution"] = result.get("attribution", []) + [
-            r for fig, n, b in args.attribute for r in attribute(fig, int(n), int(b), pool, args.attribute_seeds)]
+            r for fig, n, b in args.attribute for r in attribute(fig, int(n), int(b), pool, args.attribute_seeds, args.also)]
         result["per_seed"] = result.get("per_seed", []) + [
             r for fig, n, b, k in args.per_seed for r in per_seed(fig, int(n), int(b), int(k), pool)]
     result["models"] = {m.name: list(m.tcp_vars) for m in models(EXPERIMENTS["fig3_4"].fidelities["quick"].setup)}

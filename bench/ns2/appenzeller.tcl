@@ -38,11 +38,13 @@
 #   - show_vars prints the named variables of a Reno agent as the script sets it up;
 #   - access_lats and starts, when given, replace the draws: a driver can run the very
 #     delays and start times of another simulator's run;
-#   - the TCP agents keep ns-2 2.35's defaults but for window_ and packetSize_, which
-#     the header sets; tcp_vars (a list of name-value pairs) sets more Agent/TCP class
+#   - the TCP agents keep ns-2 2.35's defaults but for window_ and packetSize_, set to
+#     the header's max_receiver_window and packet_len; tcp_vars (a list of name-value pairs) sets more Agent/TCP class
 #     variables, so that a driver can give ns-2 the TCP of another model;
-#   - the receiver side (router -> server queue) gets the buffer; every other queue is
-#     32000 packets, so that only the bottleneck drops (the ACK path never does);
+#   - every queue but the bottleneck's is 32000 packets (the thesis sets only client ->
+#     router), so that only the bottleneck drops: the ACK path never does. As in the
+#     thesis, the bottleneck is "queue-limit bneck_buffer": ns-2's DropTail then holds
+#     bneck_buffer - 1 waiting packets (it drops when length + 1 >= limit_);
 #   - utilization, goodput, loss and timeouts are read from a queue monitor on the
 #     bottleneck and from the agents at time_startphase and at time_length.
 #

@@ -42,7 +42,7 @@ from run import cases, machine  # noqa: E402  (bench/run.py)
 
 #: Cases shortened because a full-length run would take ns-2 more than about 10
 #: minutes on the reference machine (simulated seconds; see README.md).
-DURATIONS = {"backbone-10k": 5.0, "backbone-50k": 2.0}
+DURATIONS = {"backbone-50k": 2.0}
 
 
 def shortened(resolved: dict[str, Any], duration_s: float) -> dict[str, Any]:
