@@ -33,14 +33,20 @@ def group_label(flow: Any, index: int) -> str:
     return flow.group or f"{flow.kind}{index}"
 
 
+def packet_and_header(cfg: Any, where: str) -> tuple[int, int]:
+    """A flow's packet size on the wire and the header bytes inside it (fewer)."""
+    packet = units.parse_bytes(cfg.packet_size, f"{where}.packet_size")
+    header = units.parse_bytes(cfg.header_size, f"{where}.header_size", allow_zero=True)
+    if header >= packet:
+        raise UserError(f"must be smaller than packet_size ({cfg.packet_size})", f"{where}.header_size")
+    return packet, header
+
+
 def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
     """A TcpConfig -> the contract's TcpProfile, with checks across its fields."""
     from .schema import packets_value
 
-    packet = units.parse_bytes(cfg.packet_size, f"{where}.packet_size")
-    header = units.parse_bytes(cfg.header_size, f"{where}.header_size")
-    if header >= packet:
-        raise UserError(f"must be smaller than packet_size ({cfg.packet_size})", f"{where}.header_size")
+    packet, header = packet_and_header(cfg, where)
     rwnd = packets_value(cfg.receiver_window)
     ssthresh = rwnd if cfg.initial_ssthresh is None else packets_value(cfg.initial_ssthresh)
     min_rto = units.parse_time(cfg.min_rto, f"{where}.min_rto")
@@ -394,12 +400,13 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
             "on": sim_dist(f.on, "time", f"{where}.on"),
             "off": sim_dist(f.off, "time", f"{where}.off"),
         }
-    packet_size = units.parse_bytes(f.packet_size, f"{where}.packet_size")
+    packet_size, header_size = packet_and_header(f, where)
     stop = None if f.stop is None else _stop(f.stop, starts, where)
     return {
         "kind": "udp",
         "label": label,
         "packet_size": packet_size,
+        "header_size": header_size,
         "stop_ns": stop,
         "tagged": f.tagged,
         "source": source,

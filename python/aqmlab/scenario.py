@@ -30,6 +30,7 @@ from .qdiscs import Qdisc, large_qdisc
 from .schema import (
     Amount,
     Frequency,
+    HeaderSize,
     Model,
     Packets,
     Payload,
@@ -186,7 +187,7 @@ class TcpConfig(Model):
         "reno", description='Congestion control: "reno", "tahoe", "newreno", "sack" or "cubic".'
     )
     packet_size: Size = Field("1000B", description="Data packet size on the wire, headers included.")
-    header_size: Size = Field("40B", description="TCP/IP header bytes inside packet_size.")
+    header_size: HeaderSize = Field("40B", description="TCP/IP header bytes inside packet_size.")
     ack_size: Size = Field("40B", description="ACK (and SYN) size on the wire.")
     initial_window: Packets = Field(2, description="Initial congestion window, packets.")
     initial_ssthresh: Optional[Packets] = Field(
@@ -399,7 +400,10 @@ class UdpFlow(Model):
     path: Optional[Annotated[list[Name], Field(min_length=2)]] = Field(None, description="Explicit path (graph only).")
     model: Literal["cbr", "poisson", "onoff"] = Field("cbr", description="Sending process.")
     rate: Rate = Field(description="Sending rate (during on periods for onoff), on the wire.")
-    packet_size: Size = Field("1000B", description="Packet size on the wire.")
+    packet_size: Size = Field("1000B", description="Packet size on the wire, headers included.")
+    header_size: HeaderSize = Field(
+        "28B", description="IP and UDP header bytes inside packet_size (IPv4 20 + UDP 8); throughput counts the rest."
+    )
     jitter: float = Field(0.0, ge=0.0, lt=1.0, description="cbr only: each gap uniform in interval*(1 +- jitter).")
     on: Optional[TimeDist] = Field(None, description="onoff only: on-period distribution.")
     off: Optional[TimeDist] = Field(None, description="onoff only: off-period distribution.")

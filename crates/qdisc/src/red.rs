@@ -467,19 +467,30 @@ mod tests {
         assert_eq!(red.decide(1000), RedVerdict::Accept, "one packet waits");
         assert_eq!(red.count, -1);
         red.queue.push_back(pkt(1));
-        assert_eq!(red.decide(1000), RedVerdict::Forced, "two wait, avg above max_th");
+        assert_eq!(
+            red.decide(1000),
+            RedVerdict::Forced,
+            "two wait, avg above max_th"
+        );
         red.avg.set(7.5); // p_b = 0.05
         let mut drops = 0;
         for _ in 0..20_000 {
             red.count = -1;
-            assert_eq!(red.decide(1000), RedVerdict::Accept, "the first arrival passes");
+            assert_eq!(
+                red.decide(1000),
+                RedVerdict::Accept,
+                "the first arrival passes"
+            );
             assert_eq!(red.count, 1);
             if red.decide(1000) == RedVerdict::Random {
                 drops += 1;
             }
         }
         let expected = 0.05 / (1.0 - 2.0 * 0.05);
-        assert!((drops as f64 / 20_000.0 - expected).abs() < 0.006, "{drops}");
+        assert!(
+            (drops as f64 / 20_000.0 - expected).abs() < 0.006,
+            "{drops}"
+        );
     }
 
     /// ns-2 counts idle time from when the link finds the queue empty, after

@@ -347,10 +347,16 @@ impl Scenario {
             }
             FlowGroup::Udp {
                 packet_size,
+                header_size,
                 source,
                 ..
             } => {
                 ensure(*packet_size > 0, f("packet_size"), "must be positive")?;
+                ensure(
+                    header_size < packet_size,
+                    f("header_size"),
+                    "must be smaller than packet_size",
+                )?;
                 match source {
                     UdpSource::Cbr { rate_bps, jitter } => {
                         ensure(*rate_bps > 0, f("rate"), "must be positive")?;

@@ -34,16 +34,10 @@ impl Results {
         sim.release_run_state();
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
         let nodes = Arc::new(std::mem::take(&mut sim.node_names));
+        let fairness = fairness(&sim, window_s);
         let flows = flow_table(&mut sim, &nodes, window_s);
         let (trace, pcap) = packet_traces(&mut sim);
         let n_flows = sim.flows.len();
-        let long_lived: Vec<f64> = sim
-            .flows
-            .iter()
-            .zip(flows.f64("throughput_bps"))
-            .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(_)) && f.size_bytes().is_none())
-            .map(|(_, &x)| x)
-            .collect();
         sim.flows = Vec::new();
         let bottleneck = sim.links.iter().position(|l| l.is_monitored());
         let bottleneck_name = bottleneck.map(|b| sim.link_names.get(b).into_owned());
@@ -78,10 +72,10 @@ impl Results {
                 "goodput_bps".into(),
                 Scalar::F64(flows.f64("throughput_bps").iter().sum()),
             ),
-            ("jain_index".into(), Scalar::F64(jain_index(&long_lived))),
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
             ("conservation".into(), Scalar::Str(conservation)),
         ];
+        summary.extend(fairness);
         if let (Some(b), Some(name)) = (bottleneck, bottleneck_name) {
             summary.push(("bottleneck".into(), Scalar::Str(name)));
             summary.push((
@@ -111,6 +105,46 @@ impl Results {
     pub fn summary_value(&self, key: &str) -> Option<&Scalar> {
         self.summary.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
+}
+
+/// Jain's index of the flows' throughputs: `jain_index` over every flow,
+/// `jain_index_long_lived_tcp` over the TCP flows without a size, and
+/// `jain_index.<group>` over each group's flows (none for a group without
+/// flows, as for arrival processes').
+fn fairness(sim: &Simulation, window_s: f64) -> Vec<(String, Scalar)> {
+    let throughput: Vec<f64> = (sim.flows.iter())
+        .map(|f| throughput_bps(f, window_s))
+        .collect();
+    let long_lived: Vec<f64> = (sim.flows.iter().zip(&throughput))
+        .filter(|(f, _)| matches!(&f.transport, Transport::Tcp(_)) && f.size_bytes().is_none())
+        .map(|(_, &x)| x)
+        .collect();
+    let mut by_group = vec![Vec::new(); sim.groups.len()];
+    for (f, &x) in sim.flows.iter().zip(&throughput) {
+        by_group[f.group as usize].push(x);
+    }
+    let mut out = vec![
+        (
+            "jain_index".to_string(),
+            Scalar::F64(jain_index(&throughput)),
+        ),
+        (
+            "jain_index_long_lived_tcp".to_string(),
+            Scalar::F64(jain_index(&long_lived)),
+        ),
+    ];
+    for (name, xs) in sim.groups.iter().zip(&by_group) {
+        if !xs.is_empty() {
+            out.push((format!("jain_index.{name}"), Scalar::F64(jain_index(xs))));
+        }
+    }
+    out
+}
+
+/// The payload bits a flow delivered in order in the measurement window,
+/// over its length (TCP and UDP alike).
+fn throughput_bps(flow: &Flow, window_s: f64) -> f64 {
+    flow.delivered_window() as f64 * 8.0 / window_s
 }
 
 fn secs(ns: u64) -> f64 {
@@ -191,7 +225,7 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
         start.push(secs(f.start));
         size.push(f.size_bytes());
         delivered.push(f.delivered);
-        thr.push(f.delivered_window() as f64 * 8.0 / window_s);
+        thr.push(throughput_bps(f, window_s));
         rtt.push(secs(sim.base_rtt(f.forward, f.reverse)));
         match &f.transport {
             Transport::Tcp(t) => {

@@ -322,7 +322,11 @@ pub enum FlowGroup {
     },
     Udp {
         label: String,
+        /// Packet size on the wire, headers included (bytes).
         packet_size: u32,
+        /// IP/UDP header bytes inside `packet_size`; the payload, which
+        /// `throughput_bps` counts, is the rest.
+        header_size: u32,
         stop_ns: Option<u64>,
         tagged: bool,
         source: UdpSource,

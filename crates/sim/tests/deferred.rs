@@ -28,6 +28,7 @@ fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
         s.flows.groups.push(FlowGroup::Udp {
             label: format!("udp{size}"),
             packet_size: size,
+            header_size: 28,
             stop_ns: None,
             tagged: false,
             source: UdpSource::Poisson { rate_bps },

@@ -242,6 +242,7 @@ fn every_kind_of_traffic_tied() {
         s.flows.groups.push(FlowGroup::Udp {
             label: "udp".into(),
             packet_size: 1000,
+            header_size: 28,
             stop_ns: Some(5 * S),
             tagged: false,
             source: UdpSource::OnOff {
@@ -351,6 +352,7 @@ fn random_chain(seed: u64) -> Scenario {
             FlowGroup::Udp {
                 label: "udp".into(),
                 packet_size: 500,
+                header_size: 28,
                 stop_ns: None,
                 tagged: false,
                 source: UdpSource::Cbr {

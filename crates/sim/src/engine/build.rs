@@ -152,13 +152,21 @@ impl Simulation {
                 }
                 FlowGroup::Udp {
                     packet_size,
+                    header_size,
                     stop_ns,
                     tagged,
                     source,
                     ..
                 } => {
                     let rng = self.flow_rng();
-                    let udp = UdpFlow::new(*packet_size, *tagged, source.clone(), *stop_ns, rng);
+                    let udp = UdpFlow::new(
+                        *packet_size,
+                        *header_size,
+                        *tagged,
+                        source.clone(),
+                        *stop_ns,
+                        rng,
+                    );
                     let udp = Box::new(udp);
                     self.add_flow(group, path, reverse, start_ns, None, Transport::Udp(udp));
                 }

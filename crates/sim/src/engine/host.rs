@@ -34,7 +34,10 @@ impl Simulation {
         match packet.kind {
             Kind::Udp => {
                 self.ledger.data_received += 1;
-                self.flows[f].delivered += packet.size as u64;
+                let flow = &mut self.flows[f];
+                if let Transport::Udp(udp) = &flow.transport {
+                    flow.delivered += udp.payload as u64;
+                }
             }
             Kind::Data | Kind::Syn => self.receive_data(f, &packet),
             Kind::Ack | Kind::SynAck => self.receive_ack(f, &packet),

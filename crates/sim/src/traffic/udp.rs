@@ -13,6 +13,8 @@ use crate::Time;
 
 pub struct UdpFlow {
     pub packet_size: u32,
+    /// Payload bytes of each packet: what its receiver counts delivered.
+    pub payload: u32,
     pub class: TrafficClass,
     pub source: UdpSource,
     pub stop: Option<Time>,
@@ -36,6 +38,7 @@ enum Next {
 impl UdpFlow {
     pub fn new(
         packet_size: u32,
+        header_size: u32,
         tagged: bool,
         source: UdpSource,
         stop: Option<Time>,
@@ -43,6 +46,7 @@ impl UdpFlow {
     ) -> Self {
         Self {
             packet_size,
+            payload: packet_size - header_size,
             class: if tagged {
                 TrafficClass::UdpTagged
             } else {
