@@ -359,7 +359,7 @@ def test_errors_name_the_field():
     d = dumbbell()
     d["topology"]["bottleneck"]["rate"] = "10MB"
     e = _error(d)
-    assert str(e) == 'topology.bottleneck.rate: expected a rate such as "10Mbps", got "10MB"'
+    assert str(e) == 'topology.bottleneck.rate: expected a rate such as "10Mbps" (rates are in bits per second: bps, Mbps, Mb/s, ...), got "10MB"'
     d = dumbbell()
     d["topology"]["bottleneck"]["qdisc"] = {"kind": "codle"}
     e = _error(d)

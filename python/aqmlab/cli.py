@@ -29,12 +29,31 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help: rich's help formatter alone takes a third of a second to import.
+    rich_markup_mode=None,
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"aqmlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """aqmlab: a laboratory for router buffer management."""
+
+
 def _mount_size() -> None:
-    """Mount ``aqmlab size`` (the theory's calculator). The theory imports scipy, which
-    takes most of a second, so :func:`main` mounts it only when it can be needed."""
+    """Mount ``aqmlab size`` (the theory's calculator; it imports the theory, and scipy
+    with it, only when it computes)."""
     if any(getattr(g, "name", None) == "size" for g in app.registered_groups):
         return
     try:
@@ -393,9 +412,7 @@ def summary_lines(res: Any) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the app; a UserError becomes a message and exit status 2."""
     args = sys.argv[1:] if argv is None else list(argv)
-    command = next((a for a in args if not a.startswith("-")), None)
-    if command in (None, "size"):  # help, or the size group itself
-        _mount_size()
+    _mount_size()
     try:
         app(args=args, prog_name="aqmlab")
     except UserError as e:

@@ -8,7 +8,7 @@ quantity   accepted units                                          converted to
 rate       ``bps kbps Mbps Gbps Tbps``, ``b/s kb/s Mb/s Gb/s``,     bits per second
            ``bit/s kbit/s Mbit/s Gbit/s`` (prefixes are decimal;
            case of the prefix is ignored: ``10mbps`` = ``10Mbps``)
-time       ``ns us µs ms s min``                                   nanoseconds
+time       ``ns us µs ms s min h``                                 nanoseconds
 size       ``B``; ``kB KB MB GB`` (powers of 1000);                bytes
            ``KiB MiB GiB`` (powers of 1024)
 packets    ``pkt pkts packets``                                    packets
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from typing import Any
 
 from .errors import UserError
 
@@ -44,6 +45,7 @@ _TIME_UNITS = {
     "ms": 10**6,
     "s": 10**9,
     "min": 60 * 10**9,
+    "h": 3600 * 10**9,
 }
 
 _SIZE_UNITS = {
@@ -105,7 +107,8 @@ def parse_rate(value: object, field: str | None = None, allow_zero: bool = False
     num, unit = _split(value, "a rate", "10Mbps", field)
     m = _RATE_UNIT.match(unit)
     if not m or (num == 0 and unit == ""):
-        raise UserError(f'expected a rate such as "10Mbps", got {_show(value)}', field)
+        hint = " (rates are in bits per second: bps, Mbps, Mb/s, ...)" if "B" in unit else ""
+        raise UserError(f'expected a rate such as "10Mbps"{hint}, got {_show(value)}', field)
     _check_sign(num, value, "a rate", field, allow_zero)
     bps = _to_int(num * _RATE_PREFIX[m["prefix"].lower()])
     if bps == 0 and not allow_zero:
@@ -129,19 +132,22 @@ def parse_time(value: object, field: str | None = None, allow_zero: bool = True)
     return ns
 
 
-def parse_bytes(value: object, field: str | None = None, allow_zero: bool = False) -> int:
+def parse_bytes(value: object, field: str | None = None, allow_zero: bool = False, whole: bool = True) -> Any:
     """A size in bytes: ``"1.5kB"`` -> 1500, ``"64KiB"`` -> 65536. Bare ``0`` is allowed
-    when ``allow_zero``."""
+    when ``allow_zero``; a fraction of a byte (a mean, ``"557.1B"``) unless ``whole``,
+    which returns a float."""
     num, unit = _split(value, "a size", "1000B", field)
     if unit == "" and num == 0 and not isinstance(value, str):
         mult = 1
     elif unit in _SIZE_UNITS:
         mult = _SIZE_UNITS[unit]
     else:
-        hint = " (sizes are in bytes: B, kB, MB, KiB, ...)" if unit.endswith("b") else ""
+        hint = " (sizes are in bytes: B, kB, MB, KiB, ...)" if unit.endswith("b") or "bit" in unit else ""
         raise UserError(f'expected a size such as "1000B"{hint}, got {_show(value)}', field)
     _check_sign(num, value, "a size", field, allow_zero)
     exact = num * mult
+    if not whole:
+        return float(exact)
     if exact != exact.to_integral_value():
         raise UserError(f"a size must be a whole number of bytes, got {_show(value)}", field)
     return int(exact)

@@ -14,6 +14,15 @@
 Nothing here needs the compiled simulator.
 """
 
-from aqmlab.theory import kantawala, mqfq, sfed, short_flows, sizing
+import importlib
+from typing import Any
 
 __all__ = ["kantawala", "mqfq", "sfed", "short_flows", "sizing"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use (PEP 562): scipy alone takes most of a second, which
+    # `aqmlab --help` and `aqmlab size --help` need not pay.
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ size_app = typer.Typer(
     invoke_without_command=True,
     no_args_is_help=False,
     add_completion=False,
+    rich_markup_mode=None,
 )
 
 
