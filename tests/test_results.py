@@ -205,19 +205,6 @@ def test_progress_callable_receives_simulated_seconds(fake_core):
     assert seen == [30.0, 60.0]
 
 
-def test_progress_bar_waits_before_showing(fake_core, capsys):
-    from aqmlab.run import ProgressBar
-
-    bar = ProgressBar(10.0, delay=3600)
-    bar(5.0)
-    assert bar._progress is None
-    bar = ProgressBar(10.0, delay=0)
-    bar(5.0)
-    assert bar._progress is not None
-    bar.close()
-    assert bar._progress is None
-
-
 def test_simulator_refusals_become_user_errors(fake_core):
     with pytest.raises(UserError, match=r"links\[0\]\.rate_bps"):
         aqmlab.run(DUMBBELL, seed=666)
@@ -243,7 +230,7 @@ def test_cli_run_writes_results_and_plots(fake_core, tmp_path, monkeypatch):
     assert json.loads((out / "summary.json").read_text())["seed"] == 3
     assert "queue bottleneck: utilization 97.00%" in r.output and "Jain fairness index" in r.output
     r = CliRunner().invoke(app, ["run", str(DUMBBELL), "--out", "elsewhere", "--quiet"])
-    assert r.exit_code == 0 and r.output == "" and (tmp_path / "elsewhere" / "summary.json").exists()
+    assert r.exit_code == 0 and r.output == "results: elsewhere/\n" and (tmp_path / "elsewhere" / "summary.json").exists()
 
 
 def test_cli_main_turns_user_errors_into_exit_2(fake_core, capsys):

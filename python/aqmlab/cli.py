@@ -182,7 +182,7 @@ def run(
     engine: str = typer.Option(
         "fast", "--engine", help='"fast" (every acceleration) or "reference" (every event): the same results.'
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary: only the line saying where the results are."),
 ) -> None:
     """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
     from .run import run as run_scenario
@@ -209,10 +209,9 @@ def run(
         from .plots import plot_all
 
         plots = plot_all(res, directory)
-    if quiet:
-        return
-    for line in summary_lines(res):
-        typer.echo(line)
+    if not quiet:
+        for line in summary_lines(res):
+            typer.echo(line)
     typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
 
 
@@ -227,7 +226,7 @@ def sweep(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .scenario import Scenario
@@ -245,9 +244,8 @@ def sweep(
     name = Scenario.load(scenario).name
     result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
-    if quiet:
-        return
-    _print_sweep(result)
+    if not quiet:
+        _print_sweep(result)
     typer.echo(
         f"{len(result.runs)} runs ({result.computed} computed, {result.reused} from the store, {result.failed} failed); "
         f"tables: {directory}/sweep.parquet, {directory}/sweep_summary.parquet"
@@ -263,7 +261,7 @@ def reproduce(
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store (finished runs are reused)."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -279,11 +277,18 @@ def reproduce(
     rep = experiments.reproduce(
         experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet
     )
-    if quiet:
-        return
+    if not quiet:
+        _print_comparison(rep, fidelity)
+    typer.echo(
+        f"{rep.passed} of {len(rep.comparisons)} within tolerance; "
+        f"{rep.meta['runs_computed']} runs computed, {rep.meta['runs_from_store']} from the store, "
+        f"{rep.meta['wall_time_s']:.0f} s; written to {rep.directory}"
+    )
+
+
+def _print_comparison(rep: Any, fidelity: str) -> None:
     from dataclasses import asdict
 
-    from rich.console import Console
     from rich.table import Table
 
     from .report import COMPARISON_COLUMNS, comparison_rows
@@ -293,12 +298,7 @@ def reproduce(
         table.add_column(c, justify="right" if c in ("paper", "ours", "deviation") else "left")
     for row in comparison_rows([asdict(c) for c in rep.comparisons]):
         table.add_row(*row[:6])
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
-    typer.echo(
-        f"{rep.passed} of {len(rep.comparisons)} within tolerance; "
-        f"{rep.meta['runs_computed']} runs computed, {rep.meta['runs_from_store']} from the store, "
-        f"{rep.meta['wall_time_s']:.0f} s; written to {rep.directory}"
-    )
+    _console().print(table)
 
 
 @app.command()
@@ -326,7 +326,6 @@ def crosscheck_ns2(
 ) -> None:
     """Run SCENARIO in aqmlab and in ns-2 2.35; print their figures side by side and
     write crosscheck.parquet (the table), crosscheck_runs.parquet and crosscheck_flows.parquet."""
-    from rich.console import Console
     from rich.table import Table
 
     from .crosscheck import crosscheck_ns2 as run_check
@@ -348,30 +347,56 @@ def crosscheck_ns2(
         bound = "" if r["bound"] is None else (f"{100 * r['bound']:.0f}%" if rel else f"{r['bound']:g}")
         within = {None: "", True: "yes", False: "NO"}[r["within"]]
         table.add_row(r["figure"], f"{r['aqmlab']:.4g}", f"{r['aqmlab_ns2']:.4g}", f"{r['ns2']:.4g}", diff, bound, within)
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    _console().print(table)
     for note in check.notes:
         typer.echo(f"differs from ns-2: {note}")
     typer.echo(f"tables: {directory}/crosscheck.parquet, crosscheck_runs.parquet, crosscheck_flows.parquet")
 
 
+#: The sweep table's figures: summary key, heading, scale to the heading's unit.
+SWEEP_FIGURES = [
+    ("bottleneck_utilization", "util %", 100.0),
+    ("bottleneck_loss_rate", "loss %", 100.0),
+    ("bottleneck_mean_delay_s", "delay ms", 1e3),
+    ("jain_index", "Jain", 1.0),
+    ("goodput_bps", "goodput Mb/s", 1e-6),
+]
+
+
 def _print_sweep(result: Any) -> None:
-    """The summary table, with the usual figures (mean +- 95% CI half-width)."""
-    from rich.console import Console
+    """The summary table: each figure's mean over seeds, its 95% CI half-width below it,
+    in units that keep the cells narrow enough for 80 columns."""
+    from rich import box
     from rich.table import Table
 
     s = result.summary
-    wanted = ["bottleneck_utilization", "bottleneck_loss_rate", "bottleneck_mean_delay_s", "jain_index", "goodput_bps"]
-    shown = [m for m in wanted if f"{m}_mean" in s.columns]
-    table = Table(title="sweep summary (mean ± 95% CI over seeds)")
-    for c in [*result.fields, "runs", "failed", *shown]:
-        table.add_column(c.rsplit(".", 1)[-1].replace("bottleneck_", ""), justify="right", no_wrap=True)
+    shown = [f for f in SWEEP_FIGURES if f"{f[0]}_mean" in s.columns]
+    table = Table(title="sweep summary (mean, ± 95% CI over seeds)", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for c in result.fields:
+        table.add_column(c.rsplit(".", 1)[-1], justify="right", overflow="fold")
+    table.add_column("runs", justify="right")
+    for _, heading, _ in shown:
+        table.add_column(heading, justify="right")
     for row in s.iter_rows(named=True):
-        cells = [str(row[f]) for f in result.fields] + [str(row["runs"]), str(row["failed"])]
-        for m in shown:
-            mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
-            cells.append("-" if mean is None else f"{mean:.4g}" + ("" if ci is None else f" ± {ci:.2g}"))
+        cells = [str(row[f]) for f in result.fields]
+        cells.append(str(row["runs"]) + (f"\n{row['failed']} failed" if row["failed"] else ""))
+        for key, _, scale in shown:
+            cells.append(_mean_ci(row[f"{key}_mean"], row[f"{key}_ci95"], scale))
         table.add_row(*cells)
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    _console().print(table)
+
+
+def _mean_ci(mean: float | None, ci: float | None, scale: float) -> str:
+    if mean is None:
+        return "-"
+    return f"{mean * scale:.4g}" + ("" if ci is None else f"\n± {ci * scale:.2g}")
+
+
+def _console() -> Any:
+    """Tables as wide as the terminal; 80 columns in a log or a pipe."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 80)
 
 
 def summary_lines(res: Any) -> list[str]:

@@ -5,12 +5,12 @@ eagerly, so that the name ``aqmlab.run`` is the function, not this module)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UserError
+from .progress import Progress, elapsed
 
 if TYPE_CHECKING:  # imported on use: ``import aqmlab`` stays cheap
     from .results import Results
@@ -31,42 +31,25 @@ def _core() -> Any:
     return _core
 
 
-class ProgressBar:
-    """A rich progress bar of simulated seconds, shown once a run has taken
-    ``delay`` seconds of wall time. Call it with the simulated seconds done."""
+def progress_bar(total_s: float, label: str = "simulating") -> Progress:
+    """Progress of simulated seconds (:mod:`aqmlab.progress`), shown once a run has
+    taken ``PROGRESS_DELAY_S`` of wall time. Call ``update`` with the seconds done."""
 
-    def __init__(self, total_s: float, delay: float = PROGRESS_DELAY_S, label: str = "simulating") -> None:
-        self.total = total_s
-        self.delay = delay
-        self.label = label
-        self.started = time.monotonic()
-        self._progress: Any = None
-        self._task: Any = None
+    def columns() -> list[Any]:
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    def __call__(self, done_s: float) -> None:
-        if self._progress is None:
-            if time.monotonic() - self.started < self.delay:
-                return
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        return [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        ]
 
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task(self.label, total=self.total)
-        self._progress.update(self._task, completed=min(float(done_s), self.total))
+    def line(done: float, total: float, wall: float, _: dict[str, Any]) -> str:
+        return f"{done:.1f} of {total:.1f} s simulated, {elapsed(wall)} elapsed"
 
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+    return Progress(label, total_s, columns, line, delay=PROGRESS_DELAY_S)
 
 
 def run(
@@ -108,12 +91,13 @@ def run_resolved(
 
     core = _core()
     text, columns = contract.for_core(resolved)
-    bar: ProgressBar | None = None
+    bar: Progress | None = None
     callback: Callable[[float], None] | None
     if callable(progress):
         callback = progress
     elif progress:
-        bar = callback = ProgressBar(resolved["duration_ns"] / 1e9, label=getattr(source, "name", "scenario"))
+        bar = progress_bar(resolved["duration_ns"] / 1e9, label=getattr(source, "name", "scenario"))
+        callback = bar.update
     else:
         callback = None
     t0 = time.perf_counter()

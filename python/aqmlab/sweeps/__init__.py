@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import UserError
+from ..progress import Progress, elapsed
 from . import store as _store
 from .vary import grid, parse_values, set_path, vary_arg
 
@@ -227,39 +227,45 @@ class _Executor:
 
 
 class _Progress:
-    """A rich bar over the runs to compute (runs found in the store are not counted,
-    so the time left is estimated from this sweep's own speed)."""
+    """Progress over the runs to compute (:mod:`aqmlab.progress`; runs found in the
+    store are not counted, so the time left is estimated from this sweep's own speed)."""
 
     def __init__(self, total: int, workers: int, enabled: Any, label: str) -> None:
         self.total, self.done, self.failed, self.workers = total, 0, 0, workers
-        self.p: Any = None
-        if not enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.p = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("done, {task.fields[running]} running, {task.fields[failed]} failed"),
-            TimeElapsedColumn(),
-            TextColumn("elapsed,"),
-            TimeRemainingColumn(),
-            TextColumn("left"),
-            console=enabled if isinstance(enabled, Console) else Console(file=sys.stderr),
-            transient=True,
-        )
-        self.p.start()
-        self.task = self.p.add_task(label, total=total, running=0, failed=0)
+        self.p: Progress | None = None
+        if enabled:
+            console = None if enabled is True else enabled
+            self.p = Progress(label, total, _columns, _line, console=console)
 
     def update(self, pending: int) -> None:
         if self.p is not None:
-            self.p.update(self.task, completed=self.done, running=min(self.workers, pending), failed=self.failed)
+            self.p.update(self.done, running=min(self.workers, pending), failed=self.failed)
 
     def close(self) -> None:
         if self.p is not None:
-            self.p.stop()
+            self.p.close()
+
+
+def _columns() -> list[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    return [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("done, {task.fields[running]} running, {task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("elapsed,"),
+        TimeRemainingColumn(),
+        TextColumn("left"),
+    ]
+
+
+def _line(done: float, total: float, wall: float, fields: dict[str, Any]) -> str:
+    return (
+        f"{done:.0f} of {total:.0f} runs done, {fields['running']} running, {fields['failed']} failed, "
+        f"{elapsed(wall)} elapsed"
+    )
 
 
 # ---------------------------------------------------------------------------
