@@ -4,7 +4,9 @@
 * ``windows.png``: the sum of TCP congestion windows, and the window of every flow
   with ``trace_cwnd``;
 * ``throughput.png``: each flow's throughput over the measurement window, coloured by
-  group.
+  group (flows that send without end: those with a size are in the next plot);
+* ``completion.png``: for flows with a size (transfers), completion time against size,
+  and its distribution.
 
 The warm-up period, excluded from the summaries, is shaded grey.
 """
@@ -87,24 +89,91 @@ def plot_windows(res: Results, path: Path) -> Path | None:
     return out
 
 
+def _binned_medians(x: Any, y: Any, per_decade: int = 4, least: int = 5) -> tuple[list[float], list[float]]:
+    """The median of ``y`` in log-spaced bins of ``x`` (those with ``least`` points),
+    at each bin's geometric centre."""
+    import numpy as np
+
+    low, high = np.floor(np.log10(x.min()) * per_decade), np.ceil(np.log10(x.max()) * per_decade)
+    edges = 10 ** (np.arange(low, high + 1) / per_decade)
+    which = np.clip(np.digitize(x, edges), 1, len(edges) - 1)  # bin i spans edges[i-1], edges[i]
+    centres, medians = [], []
+    for b in np.unique(which):
+        inside = which == b
+        if inside.sum() >= least:
+            centres.append(float(np.sqrt(edges[b - 1] * edges[b])))
+            medians.append(float(np.median(y[inside])))
+    return centres, medians
+
+
+#: Above this many flows, a point per flow reads better than a bar per flow.
+MAX_BARS = 100
+
+
 def plot_throughput(res: Results, path: Path) -> Path | None:
     f = res.flows
     if f.is_empty() or "throughput_bps" not in f.columns:
         return None
+    if "size_bytes" in f.columns:
+        f = f.filter(pl.col("size_bytes").is_null())
+    if f.is_empty():
+        return None
     f = f.sort("flow_id") if "flow_id" in f.columns else f
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    x = list(range(len(f)))
     groups = f["group"].to_list() if "group" in f.columns else ["flows"] * len(f)
     mbps = (f["throughput_bps"].fill_null(0.0) / 1e6).to_list()
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for gi, g in enumerate(dict.fromkeys(groups)):
         idx = [i for i, gg in enumerate(groups) if gg == g]
-        ax.bar([x[i] for i in idx], [mbps[i] for i in idx], width=0.85, color=colors[gi % len(colors)], label=g)
+        ys, color = [mbps[i] for i in idx], colors[gi % len(colors)]
+        if len(f) <= MAX_BARS:
+            ax.bar(idx, ys, width=0.8, color=color, label=g)
+        else:
+            ax.plot(idx, ys, ".", ms=3, color=color, label=g)
+    ax.set_xlim(-1, len(f))  # a single flow's bar keeps a bar's width
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylim(bottom=0)
     ax.set_title(f"{res.name}: throughput per flow (after warm-up)")
-    ax.set_xlabel("flow")
+    ax.set_xlabel("flow (in order of flow_id)")
     ax.set_ylabel("throughput (Mb/s)")
     out = _finish(fig, ax, path)
+    plt.close(fig)
+    return out
+
+
+def plot_completion(res: Results, path: Path) -> Path | None:
+    """Completion time against size (log-log, with the median of each size), and the
+    distribution of completion times, for the flows with a size that finished."""
+    f = res.flows
+    if f.is_empty() or "size_bytes" not in f.columns or "completion_time_s" not in f.columns:
+        return None
+    done = f.filter(pl.col("size_bytes").is_not_null() & pl.col("completion_time_s").is_not_null())
+    if done.is_empty():
+        return None
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    size_kb = done["size_bytes"].to_numpy() / 1e3
+    fct = done["completion_time_s"].to_numpy()
+    left.plot(size_kb, fct, ".", ms=3, alpha=0.4, label="a flow")
+    centres, medians = _binned_medians(size_kb, fct)
+    if len(centres) > 1:
+        left.plot(centres, medians, "-o", ms=3, color="C3", label="median (sizes in 1/4-decade bins)")
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("size (kB of payload)")
+    left.set_ylabel("completion time (s)")
+    left.set_title(f"{res.name}: completion time against size")
+    left.legend(loc="upper left", fontsize="small")
+    left.grid(True, which="both", alpha=0.3)
+    ordered = sorted(fct)
+    right.step(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], where="post")
+    right.set_xscale("log")
+    right.set_ylim(0, 1)
+    right.set_xlabel("completion time (s)")
+    right.set_ylabel("fraction of flows")
+    right.set_title(f"{len(done)} of {f['size_bytes'].is_not_null().sum()} transfers finished")
+    out = _finish(fig, right, path)
     plt.close(fig)
     return out
 
@@ -117,5 +186,6 @@ def plot_all(res: Results, out: str | Path) -> list[Path]:
         plot_queues(res, out / "queue.png"),
         plot_windows(res, out / "windows.png"),
         plot_throughput(res, out / "throughput.png"),
+        plot_completion(res, out / "completion.png"),
     ]
     return [p for p in made if p is not None]
