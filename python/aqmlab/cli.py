@@ -338,15 +338,20 @@ def crosscheck_ns2(
     directory = out if out is not None else Path("results") / "crosscheck" / s.name
     check = run_check(s, directory, draws, packets)
     write(check, directory)
-    table = Table(title=f"{s.name}: aqmlab beside ns-2 2.35 (mean of {draws} draw{'s' * (draws > 1)})")
-    for c in ("figure", "aqmlab", "aqmlab, ns-2's choices", "ns-2", "difference", "bound", "within"):
-        table.add_column(c, justify="left" if c == "figure" else "right")
+    table = Table(
+        title=f"{s.name}: aqmlab beside ns-2 2.35 (mean of {draws} draw{'s' * (draws > 1)})",
+        caption="with ns-2's choices: aqmlab with ties, RED and RTT estimator as ns-2's",
+        box=None, padding=(0, 1), pad_edge=False,
+    )
+    table.add_column("figure", no_wrap=True)
+    for c in ("aqmlab", "with ns-2's\nchoices", "ns-2", "diff", "bound"):
+        table.add_column(c, justify="right", no_wrap=True)
     for r in check.table.iter_rows(named=True):
         rel = r["measure"] == "rel"
-        diff = "" if r["difference"] is None else (f"{100 * r['difference']:+.1f}%" if rel else f"{r['difference']:+.4g}")
+        diff = "" if r["difference"] is None else (f"{100 * r['difference']:+.1f}%" if rel else _num(r["difference"], "+"))
         bound = "" if r["bound"] is None else (f"{100 * r['bound']:.0f}%" if rel else f"{r['bound']:g}")
-        within = {None: "", True: "yes", False: "NO"}[r["within"]]
-        table.add_row(r["figure"], f"{r['aqmlab']:.4g}", f"{r['aqmlab_ns2']:.4g}", f"{r['ns2']:.4g}", diff, bound, within)
+        bound += {None: "", True: " ok", False: " MISS"}[r["within"]]
+        table.add_row(r["figure"], *(_num(r[k]) for k in ("aqmlab", "aqmlab_ns2", "ns2")), diff, bound)
     _console().print(table)
     for note in check.notes:
         typer.echo(f"differs from ns-2: {note}")
@@ -366,12 +371,11 @@ SWEEP_FIGURES = [
 def _print_sweep(result: Any) -> None:
     """The summary table: each figure's mean over seeds, its 95% CI half-width below it,
     in units that keep the cells narrow enough for 80 columns."""
-    from rich import box
     from rich.table import Table
 
     s = result.summary
     shown = [f for f in SWEEP_FIGURES if f"{f[0]}_mean" in s.columns]
-    table = Table(title="sweep summary (mean, ± 95% CI over seeds)", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table = Table(title="sweep summary (mean, ± 95% CI over seeds)", box=None, padding=(0, 1), pad_edge=False)
     for c in result.fields:
         table.add_column(c.rsplit(".", 1)[-1], justify="right", overflow="fold")
     table.add_column("runs", justify="right")
@@ -384,6 +388,12 @@ def _print_sweep(result: Any) -> None:
             cells.append(_mean_ci(row[f"{key}_mean"], row[f"{key}_ci95"], scale))
         table.add_row(*cells)
     _console().print(table)
+
+
+def _num(x: float, sign: str = "") -> str:
+    """Three significant digits, the exponent without padding: ``3.33e-5``."""
+    text = f"{x:{sign}.3g}"
+    return text.replace("e-0", "e-").replace("e+0", "e")
 
 
 def _mean_ci(mean: float | None, ci: float | None, scale: float) -> str:

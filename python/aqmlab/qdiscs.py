@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from .errors import UserError
 from .schema import Model, tagged_union
@@ -204,10 +204,24 @@ class Discipline(Model):
     summary: ClassVar[str] = ""
 
     def to_spec(self, field: str) -> dict[str, Any]:
+        """The core's spec, every default filled in: one discipline, however it is
+        written, gives one spec (and one run hash)."""
         kind: str = self.kind  # type: ignore[attr-defined]
         spec = {"kind": kind, **to_core(catalogue()[kind].parameters, dict(self.model_extra or {}), field)}
-        in_core(spec, field)
-        return spec
+        return in_core(spec, field)
+
+    @model_serializer(mode="wrap")
+    def _with_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """As the user would write it with every default filled in, in the user's units
+        (a written scenario.toml shows what the core ran)."""
+        kind: str = self.kind  # type: ignore[attr-defined]
+        try:
+            full = self.to_spec("qdisc")
+        except UserError:  # not valid: shown as written, for the message that follows
+            return handler(self)
+        params = catalogue()[kind].parameters
+        filled = {params[name].key: to_user(params[name], v) for name, v in full.items() if name in params}
+        return {"kind": kind, **{k: v for k, v in filled.items() if v is not None}}
 
 
 def in_core(spec: dict[str, Any], field: str) -> dict[str, Any]:
