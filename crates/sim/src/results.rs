@@ -35,6 +35,9 @@ impl Results {
         let window_s = (sim.scenario.duration_ns - sim.scenario.warmup_ns) as f64 * 1e-9;
         let nodes = Arc::new(std::mem::take(&mut sim.node_names));
         let fairness = fairness(&sim, window_s);
+        let duplicates: u64 = (sim.flows.iter())
+            .map(|f| f.duplicates_window() as u64)
+            .sum();
         let flows = flow_table(&mut sim, &nodes, window_s);
         let (trace, pcap) = packet_traces(&mut sim);
         let n_flows = sim.flows.len();
@@ -72,6 +75,7 @@ impl Results {
                 "goodput_bps".into(),
                 Scalar::F64(flows.f64("throughput_bps").iter().sum()),
             ),
+            ("duplicate_packets".into(), Scalar::U64(duplicates)),
             ("conservation_ok".into(), Scalar::Bool(conservation_ok)),
             ("conservation".into(), Scalar::Str(conservation)),
         ];
@@ -298,6 +302,8 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     t.push("final_cwnd", Column::OptF64(cwnd));
     let dropped = sim.flows.iter().map(|f| f.dropped);
     t.push("packets_dropped", Column::U64(dropped.collect()));
+    let duplicates = sim.flows.iter().map(|f| f.duplicates_window() as u64);
+    t.push("duplicate_packets", Column::U64(duplicates.collect()));
     one_way_columns(sim, &mut t);
     t
 }

@@ -114,6 +114,10 @@ pub struct Flow {
     /// The flow's packets dropped, data and ACKs, whole run (in the last
     /// line's padding, so it costs no memory).
     pub(crate) dropped: u64,
+    /// Data packets its receiver had already when they arrived, whole run,
+    /// and when the measurement window opened (the padding's too).
+    pub(crate) duplicates: u32,
+    pub(crate) duplicates_at_warmup: u32,
 }
 
 impl Flow {
@@ -155,6 +159,8 @@ impl Flow {
             start,
             delivered_at_warmup: 0,
             dropped: 0,
+            duplicates: 0,
+            duplicates_at_warmup: 0,
         }
     }
 
@@ -167,6 +173,12 @@ impl Flow {
     /// Unique payload bytes delivered in order in the measurement window.
     pub fn delivered_window(&self) -> u64 {
         self.delivered - self.delivered_at_warmup
+    }
+
+    /// Data packets that reached the receiver in the measurement window
+    /// and that it had already.
+    pub fn duplicates_window(&self) -> u32 {
+        self.duplicates - self.duplicates_at_warmup
     }
 }
 

@@ -73,6 +73,7 @@ impl Simulation {
         };
         let p = &self.scenario.tcp_profiles[tcp.profile as usize];
         let d = tcp.receiver.on_data(packet, now, p, &mut self.outbox);
+        flow.duplicates += d.duplicate as u32;
         if d.new_in_order > 0 {
             flow.delivered += match size_bytes {
                 None => d.new_in_order as u64 * crate::tcp::mss(p) as u64,

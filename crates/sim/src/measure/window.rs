@@ -91,6 +91,7 @@ impl Simulation {
         self.accel.window_opened(self.scenario.duration_ns);
         for flow in &mut self.flows {
             flow.delivered_at_warmup = flow.delivered;
+            flow.duplicates_at_warmup = flow.duplicates;
         }
         let early = std::mem::take(&mut self.accel.early_window);
         for (l, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {

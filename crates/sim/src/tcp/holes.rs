@@ -28,13 +28,16 @@ pub struct Holes {
 }
 
 impl Holes {
-    /// Packet `next_expected + i` arrived.
-    pub fn insert(&mut self, i: usize) {
+    /// Packet `next_expected + i` arrived; whether it had not before.
+    pub fn insert(&mut self, i: usize) -> bool {
         let (w, bit) = (i / 64, i % 64);
         if w >= INLINE_WORDS && self.more.len() <= w - INLINE_WORDS {
             self.resize_more(w - INLINE_WORDS + 1);
         }
-        *self.word_mut(w) |= 1 << bit;
+        let word = self.word_mut(w);
+        let new = *word & 1 << bit == 0;
+        *word |= 1 << bit;
+        new
     }
 
     /// Take the packets arrived in order from bit 0 on out of the map, and

@@ -44,6 +44,9 @@ pub struct Delivery {
     pub new_in_order: u32,
     /// First in-order sequence number among them.
     pub first: u32,
+    /// The packet had arrived before (a retransmission of a packet that was
+    /// not lost, or a copy).
+    pub duplicate: bool,
 }
 
 impl TcpReceiver {
@@ -73,6 +76,7 @@ impl TcpReceiver {
         let none = Delivery {
             new_in_order: 0,
             first: self.next_expected,
+            duplicate: false,
         };
         if pkt.epoch != self.epoch {
             if pkt.epoch.wrapping_sub(self.epoch) < u16::MAX / 2 {
@@ -92,14 +96,15 @@ impl TcpReceiver {
         // In order, with nothing held above it: neither filling a gap nor
         // leaving one.
         let in_order = pkt.seq == self.next_expected && self.above.is_none();
-        if pkt.seq >= self.next_expected {
+        let mut duplicate = pkt.seq < self.next_expected;
+        if !duplicate {
             let idx = (pkt.seq - self.next_expected) as usize;
             match &mut self.above {
                 // In order with no hole: the common case, no map at all.
                 None if idx == 0 => self.next_expected += 1,
                 above => {
                     let r = above.get_or_insert_with(Default::default);
-                    r.holes.insert(idx);
+                    duplicate = !r.holes.insert(idx);
                     self.next_expected += r.holes.take_in_order();
                     if r.holes.is_empty() {
                         *above = None;
@@ -125,6 +130,7 @@ impl TcpReceiver {
         Delivery {
             new_in_order,
             first,
+            duplicate,
         }
     }
 
@@ -202,6 +208,18 @@ mod tests {
         assert_eq!(acks(&mut r, 3), (1, 0));
         assert_eq!(acks(&mut r, 1), (4, 3), "the hole filled: the ACK jumps");
         assert_eq!(acks(&mut r, 1), (4, 0), "a duplicate delivers nothing");
+    }
+
+    #[test]
+    fn receiver_knows_a_packet_it_had() {
+        let p = profile(TcpVariant::Reno);
+        let mut r = TcpReceiver::default();
+        let mut out = Outbox::default();
+        let mut dup = |seq| r.on_data(&data(seq), 0, &p, &mut out).duplicate;
+        // 0 in order, 2 and 3 above the hole at 1; then 3 again (held above
+        // the hole), 0 again (below it), 1 (fills it), 2 again (below it now).
+        let seen: Vec<bool> = [0, 2, 3, 3, 0, 1, 2].into_iter().map(&mut dup).collect();
+        assert_eq!(seen, [false, false, false, true, true, false, true]);
     }
 
     #[test]
