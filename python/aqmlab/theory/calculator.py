@@ -271,6 +271,8 @@ def size(rate: str, rtt: str, packet: str = "1500B", flows: str | None = None,
     else:
         rec, why = long_b, ("long flows: the buffer for the target utilization"
                             if "target" in by else "long flows: RTT x C / sqrt(n)")
+    # A buffer holds whole packets: the recommendation is the model's figure rounded up.
+    rec = rec if math.isinf(rec) else math.ceil(rec - 1e-9)
     lines.append(_line("recommended", "Recommended", rec, inp, why,
                        "Appenzeller chapters 3-5, 7", []))
     return Report(inp, lines, warnings)
@@ -292,7 +294,8 @@ def format_report(rep: Report) -> str:
         if math.isinf(ln.packets):
             nums = f"{'inf':>12} {'inf':>14} {'inf':>11}"
         else:
-            nums = f"{ln.packets:12.1f} {_bytes(ln.bytes):>14} {ln.delay_ms:9.3f}ms"
+            digits = 0 if ln.key == "recommended" else 1
+            nums = f"{ln.packets:12.{digits}f} {_bytes(ln.bytes):>14} {ln.delay_ms:9.3f}ms"
         out.append(f"{ln.label:{w}}  {nums}")
         out.append(f"{'':{w}}    model: {ln.model}  [{ln.source}]")
         for note in ln.notes:
