@@ -256,7 +256,7 @@ def sweep(
 def reproduce(
     experiment: Optional[str] = typer.Argument(None, help="Experiment id, e.g. appenzeller.fig5_1 (see --list)."),
     list_: bool = typer.Option(False, "--list", "-l", help="List the experiments and exit."),
-    fidelity: str = typer.Option("quick", "--fidelity", "-f", help="quick (minutes) or paper (the published parameters)."),
+    fidelity: str = typer.Option("quick", "--fidelity", "-f", help="quick (under a minute) or paper (the published parameters)."),
     out: Path = typer.Option(Path("results") / "reproduce", "--out", "-o", help="Results root: writes OUT/FIDELITY/ID/."),
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store (finished runs are reused)."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),

@@ -9,7 +9,7 @@
 
 One module per seed; each experiment has an id (``module.figure``), its source, the
 runs that measure it, an analysis to a table, the paper's values with tolerances, a
-plot, and two fidelities: ``quick`` (minutes; the tests run it) and ``paper`` (the
+plot, and two fidelities: ``quick`` (under a minute; the tests run it) and ``paper`` (the
 published parameters). See :mod:`.core`.
 """
 
