@@ -198,9 +198,7 @@ def run(
         res = run_resolved(resolved, progress=not quiet, engine=engine)
         name = Path(scenario).name if Path(scenario).is_dir() else Path(scenario).stem
     else:
-        s = Scenario.load(scenario)
-        if seed is not None:
-            s = s.with_seed(seed)
+        s = Scenario.coerce(scenario, seed)
         res = run_scenario(s, progress=not quiet, engine=engine)
         name = s.name
     directory = res.write(out if out is not None else Path("results") / name)
@@ -241,7 +239,7 @@ def sweep(
         if field in varies:
             raise UserError("the same field is varied twice", f"--vary {expr}")
         varies[field] = expr.partition("=")[2]
-    name = Scenario.load(scenario).name
+    name = Scenario.read(scenario)["name"]
     result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
     if not quiet:

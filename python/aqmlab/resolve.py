@@ -93,8 +93,6 @@ class _Profiles:
         self._base: tuple[int, dict[str, Any]] | None = None
 
     def index(self, override: Any, where: str) -> tuple[int, dict[str, Any]]:
-        from .scenario import TcpConfig
-
         if override is None and self._base is not None:
             return self._base
         cfg = self.base
@@ -104,10 +102,11 @@ class _Profiles:
             # A flow's `cubic` table overrides the base's field by field.
             changes["cubic"] = {**base["cubic"], **changes.get("cubic", {})}
             data = {**base, **changes}
+            config = type(self.base)  # the scenario's TcpConfig
             try:
-                cfg = TcpConfig.model_validate(data)
+                cfg = config.model_validate(data)
             except ValidationError as e:  # pragma: no cover - every value was validated
-                raise user_error(TcpConfig, e, prefix=f"{where}.") from None
+                raise user_error(config, e, prefix=f"{where}.") from None
             place = where
         prof = tcp_profile(cfg, place)
         key = json.dumps(prof, sort_keys=True)

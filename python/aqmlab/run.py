@@ -72,9 +72,7 @@ def run(
     """
     from .scenario import Scenario
 
-    s = Scenario.coerce(scenario)
-    if seed is not None:
-        s = s.with_seed(seed)
+    s = Scenario.coerce(scenario, seed)
     return run_resolved(s.resolve(), s, progress, engine)
 
 

@@ -17,23 +17,22 @@ Use::
     text = s.resolved_json()        # the same, as JSON
 """
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field, ValidationError, create_model, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, create_model, model_validator
 
 from . import units
 from .errors import UserError
 from .qdiscs import Qdisc, large_qdisc
+from .resolve import resolve
 from .schema import (
     Amount,
     Frequency,
     HeaderSize,
     Model,
     Packets,
-    Payload,
     PayloadOrInf,
     PositiveTime,
     Rate,
@@ -503,7 +502,12 @@ class TraceConfig(Model):
 
 
 class Scenario(Model):
-    """A whole scenario file."""
+    """A whole scenario file: a value, checked and resolved once when it is made
+    (change one by making another: :meth:`with_seed`, or ``model_validate`` of an
+    edited :meth:`to_dict`)."""
+
+    model_config = ConfigDict(frozen=True)
+    _resolved: Any = PrivateAttr(None)
 
     name: Name = Field("scenario", description="Name; default output directory results/<name>.")
     description: str = Field("", description="Free text.")
@@ -542,6 +546,11 @@ class Scenario(Model):
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         """Read and validate a TOML scenario file. ``name`` defaults to the file's stem."""
+        return cls.model_validate(cls.read(path))
+
+    @staticmethod
+    def read(path: str | Path) -> dict[str, Any]:
+        """A TOML scenario file's tables, not yet validated."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -554,17 +563,18 @@ class Scenario(Model):
         except tomllib.TOMLDecodeError as e:
             raise UserError(f"{path}: invalid TOML: {e}") from None
         data.setdefault("name", path.stem)
-        return cls.model_validate(data)
+        return data
 
     @classmethod
-    def coerce(cls, obj: "Scenario | str | Path | dict[str, Any]") -> "Scenario":
-        """A Scenario from a Scenario, a path to a TOML file, or a dict."""
+    def coerce(cls, obj: "Scenario | str | Path | dict[str, Any]", seed: int | None = None) -> "Scenario":
+        """A Scenario from a Scenario, a path to a TOML file, or a dict; with ``seed``
+        in place of its own if given (checked and resolved once)."""
         if isinstance(obj, Scenario):
-            return obj
+            return obj if seed is None else obj.with_seed(seed)
         if isinstance(obj, (str, Path)):
-            return cls.load(obj)
+            obj = cls.read(obj)
         if isinstance(obj, dict):
-            return cls.model_validate(obj)
+            return cls.model_validate(obj if seed is None else {**obj, "seed": seed})
         raise TypeError(f"expected a Scenario, a path or a dict, got {type(obj).__name__}")
 
     # -- checks across fields ----------------------------------------------------
@@ -577,10 +587,10 @@ class Scenario(Model):
         if units.parse_time(self.sample_interval) > duration:
             raise field_error("sample_interval", "must not exceed duration")
         # Everything that needs the network (names, routes, list lengths, draws) is
-        # checked by resolving once; resolution raises UserErrors naming the field.
-        from .resolve import resolve
-
-        resolve(self)
+        # checked by resolving, once (pydantic runs this validator again around a
+        # custom __init__); resolution raises UserErrors naming the field.
+        if self._resolved is None:
+            self._resolved = resolve(self)
         return self
 
     # -- output ------------------------------------------------------------------
@@ -600,10 +610,11 @@ class Scenario(Model):
         return header + dumps(self.to_dict())
 
     def resolve(self) -> dict[str, Any]:
-        """The contract value for the simulator (``crates/sim/src/scenario.rs``)."""
-        from .resolve import resolve
+        """The contract value for the simulator (``crates/sim/src/scenario.rs``), as
+        resolved when the scenario was made (a copy: the caller may change it)."""
+        import copy
 
-        return resolve(self)
+        return copy.deepcopy(self._resolved)
 
     def resolved_json(self, indent: int | None = None) -> str:
         """:meth:`resolve` as JSON (sorted keys: the same scenario gives the same text)."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import os
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -77,11 +76,8 @@ def _user_dict(scenario: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     from ..scenario import Scenario
 
     if isinstance(scenario, (str, Path)):
-        path = Path(scenario)
-        s = Scenario.load(path)
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        data.setdefault("name", path.stem)
-        return data, s.to_dict()
+        data = Scenario.read(scenario)
+        return data, Scenario.model_validate(copy.deepcopy(data)).to_dict()
     if isinstance(scenario, Scenario):
         return scenario.to_dict(), scenario.to_dict()
     if isinstance(scenario, Mapping):
