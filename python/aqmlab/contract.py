@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
+import orjson
 
 #: Every column: its path in the contract, and the type resolve gives it.
 COLUMNS: dict[str, Any] = {
@@ -64,10 +65,12 @@ def iter_json(value: Any, indent: int | None = 2, level: int = 0) -> Iterator[st
     """The JSON text of a resolved scenario, in pieces: sorted keys; with ``indent``,
     one field a line and each column on one line; without, compact."""
     if isinstance(value, np.ndarray):
+        # orjson writes a slice of a column straight from its buffer (the columns
+        # hold integers and flags only, which it writes as json does).
         yield "["
         for start in range(0, len(value), _SLICE):
-            piece = json.dumps(value[start : start + _SLICE].tolist(), separators=(",", ":"))[1:-1]
-            yield ("," if start else "") + piece
+            piece = orjson.dumps(np.ascontiguousarray(value[start : start + _SLICE]), option=orjson.OPT_SERIALIZE_NUMPY)
+            yield ("," if start else "") + piece.decode()[1:-1]
         yield "]"
     elif isinstance(value, dict) and value:
         inner = "" if indent is None else "\n" + " " * (indent * (level + 1))
