@@ -59,6 +59,16 @@ def test_single_flow_utilization_numeric_check(b):
         s.single_flow_utilization_numeric(b * 142, 142), abs=1e-6)
 
 
+def test_single_flow_empty_share():
+    # B = 100 < D = 142: W climbs from 121 to 142 with an empty queue, 21 RTTs of 142 ms,
+    # of a 22.18 s period; no empty phase from B = D on.
+    assert s.single_flow_empty_share(100, 1000, 0.142) == pytest.approx(21 * 0.142 / 22.18, rel=1e-3)
+    assert s.single_flow_empty_share(142, 1000, 0.142) == 0.0
+    assert s.single_flow_empty_share(180, 1000, 0.142) == 0.0
+    # the utilization lost is the link idle in that phase: under the share itself
+    assert 1 - s.single_flow_utilization(100, 142) < s.single_flow_empty_share(100, 1000, 0.142)
+
+
 # --- Rule of thumb and its generalisation (section 2.3) -------------------------------------
 
 def test_md_generalized():

@@ -116,6 +116,17 @@ def sawtooth_period_general(buffer_packets: float, c: float, two_tp: float) -> f
     return t
 
 
+def single_flow_empty_share(buffer_packets: float, c: float, two_tp: float) -> float:
+    """The share of a single flow's sawtooth period with an empty queue (digest 003 section
+    2.2, phase 1): the window climbs from ``W_min = (D + B)/2`` to D one packet per 2*T_p;
+    0 when ``B >= D`` (D = 2*T_p*C)."""
+    d = two_tp * c
+    w_min = (d + buffer_packets) / 2.0
+    if w_min >= d:
+        return 0.0
+    return two_tp * (d - w_min) / sawtooth_period_general(buffer_packets, c, two_tp)
+
+
 def single_flow_utilization(buffer_packets: float, bdp: float) -> float:
     """Utilization of one long Reno flow through a drop-tail buffer B (digest 003 section 2.2,
     derived from the fluid model of thesis Appendix A.2 plus the empty-queue phase of
