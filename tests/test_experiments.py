@@ -123,7 +123,7 @@ def _reproduce(exp_id: str, out: Path, store: Path) -> subprocess.CompletedProce
 def test_list_and_mistakes(tmp_path):
     p = subprocess.run([*AQMLAB, "reproduce", "--list"], capture_output=True, text=True)
     assert p.returncode == 0
-    for e in ("appenzeller.fig2_2", "appenzeller.fig2_4", "appenzeller.fig2_5", "appenzeller.fig5_1", "appenzeller.fig3_4",
+    for e in ("appenzeller.fig2_2", "appenzeller.fig2_4", "appenzeller.fig2_5", "appenzeller.fig3_1", "appenzeller.fig5_1", "appenzeller.fig3_4",
               "appenzeller.fig5_2", "appenzeller.fig5_2_low", "appenzeller.fig5_3"):
         assert e in p.stdout
     for args, words in (

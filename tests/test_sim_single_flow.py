@@ -1,5 +1,5 @@
-"""Seed 003's single-flow reproductions at quick fidelity (appenzeller.fig2_2, fig2_4,
-fig2_5; digest 003 E2.2-E2.5, thesis Figs 2.2-2.5): one long-lived Reno flow,
+"""Seed 003's one- and two-flow reproductions at quick fidelity (appenzeller.fig2_2, fig2_4,
+fig2_5, fig3_1; digest 003 E2.2-E2.5, E3.1, thesis Figs 2.2-2.5, 3.1): long-lived Reno flows,
 C = 1000 packets/s, 2T_p = 142 ms, B = 100, 142 and 180 packets.
 
 The expected values come from the fluid model in ``aqmlab.theory.sizing`` (thesis
@@ -57,3 +57,13 @@ def test_overbuffered_queue_never_empties(found):
     # The fluid model's trough: W_min = (D + B)/2, so Q_min = (B - D)/2 = 19.
     assert f["queue_min"] == pytest.approx((180 - BDP) / 2, abs=3)
     assert f["queue_empty_fraction"] == 0
+
+
+def test_two_flows_fall_into_step(tmp_path):
+    rep = experiments.reproduce("appenzeller.fig3_1", "quick", out=tmp_path, store=tmp_path / "store", workers=1)
+    f = rep.meta["findings"]
+    # after the warm-up both flows cut their windows together (within a round trip),
+    # every time, and B = 2T_p C keeps the pair's link busy (Eqs 3.1-3.3)
+    assert f["cuts"] >= 10
+    assert f["in_phase"] >= 0.9
+    assert f["utilization"] >= 0.995
