@@ -27,9 +27,9 @@ __all__ = ["Comparison", "Experiment", "Reference", "Reproduction", "all_experim
 
 def all_experiments() -> list[Experiment]:
     """Every experiment, in the order of the seeds."""
-    from . import appenzeller
+    from . import appenzeller, kamra
 
-    return [*appenzeller.EXPERIMENTS]
+    return [*appenzeller.EXPERIMENTS, *kamra.EXPERIMENTS]
 
 
 def get(experiment_id: str) -> Experiment:
