@@ -92,3 +92,10 @@ def test_eq5_range():
         assert 0.5 * a * a + 1.5 * a <= 0.5 * b + 1e-9
     # too little kappa: no buffer works
     assert sfed.fair_share_buffer_range(0.1, 1e-3, 1000.0, 10.0, 0.01) is None
+
+
+def test_chain_monte_carlo_after_a_warmup_never_overflows_from_195():
+    # the start (a full bucket, window 1) overflows until the window has grown; after it, a
+    # bucket of 195 tokens never fills again (Eq 4), one of 150 does, rarely
+    assert sfed.simulate_chain(195, 10, bursts_n=2_000, seed=1) > 0
+    assert sfed.simulate_chain(195, 10, bursts_n=20_000, seed=1, warmup_bursts=2_000) == 0.0

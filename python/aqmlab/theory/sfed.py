@@ -149,12 +149,13 @@ def overflow_probability(height: int, tokens_per_rtt: int = 10, ell_fraction: fl
 
 def simulate_chain(height: int, tokens_per_rtt: int = 10, bursts_n: int = 200_000,
                    ell_fraction: float = 2 / 3, lambda2: float | None = None,
-                   max_p: float = MAX_P, seed: int = 1) -> float:
+                   max_p: float = MAX_P, seed: int = 1, warmup_bursts: int = 0) -> float:
     """Monte Carlo of the same bucket: packet by packet, each arriving packet of a window burst
     is dropped with probability f_p(x) at the current occupancy x, else takes a token; then
     RC/N tokens arrive (capped at L_N) and the window grows by one or halves (NewReno: once per
-    window with drops).  Returns the fraction of bursts that find the bucket full; an
-    independent check of :func:`overflow_probability`."""
+    window with drops).  Returns the fraction of bursts that find the bucket full, counted
+    after ``warmup_bursts`` (the start, full bucket and window 1, is not in the stationary
+    regime); an independent check of :func:`overflow_probability`."""
     rng = np.random.default_rng(seed)
     L = int(height)
     f = _fp_table(L, ell_fraction, lambda2, max_p)
@@ -162,8 +163,8 @@ def simulate_chain(height: int, tokens_per_rtt: int = 10, bursts_n: int = 200_00
     full = 0
     u = rng.random(bursts_n * 4)
     ui = 0
-    for _ in range(bursts_n):
-        if x == L:
+    for n in range(warmup_bursts + bursts_n):
+        if x == L and n >= warmup_bursts:
             full += 1
         drops = 0
         xx = x
