@@ -70,7 +70,7 @@ def test_fig5_9_time_series(out):
     rep = _reproduce("kamra.fig5_9", out)
     f = rep.meta["findings"]
     assert f["sfed_tcp_mbps"] > f["choke_tcp_mbps"] > f["red_tcp_mbps"]
-    assert f["sfed_tcp_starved_s"] == 0
+    assert f["sfed_tcp_below_half_s"] == 0
     # bins cover the measured window: (duration - warmup) one-second bins per flow and scheme
     p = kamra.Fig5to9.fidelities["quick"]
     n = round(p.setup.duration_s - p.setup.warmup_s)
