@@ -590,8 +590,9 @@ class Fig10(Experiment):
     def plot(self, t: pl.DataFrame, p: E2Params, path: Path) -> Path:
         plt = _pyplot()
         fig, ax = plt.subplots(figsize=(9, 4.5))
-        for f, (_, name, _, _) in enumerate(E2_FLOWS):
-            d = t.filter(pl.col("flow") == f).sort("time_s")
+        for f, (_, name, start, stop) in enumerate(E2_FLOWS):
+            # from its start to a little after its stop: a flow's line, not the zeros around it
+            d = t.filter((pl.col("flow") == f) & (pl.col("time_s") > start) & (pl.col("time_s") <= stop + 3)).sort("time_s")
             line = ax.plot(d["time_s"], d["bps"] / 1e6, lw=1, label=name)[0]
             for a, b, shares in e2_intervals():
                 if f in shares:
