@@ -377,6 +377,13 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
         }
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        let k = self.queues.count();
+        (0..self.hashes.len())
+            .map(|j| self.hashes.bucket(j, key, k) as u32)
+            .collect()
+    }
+
     fn backlog(&self) -> Backlog {
         self.backlog
     }

@@ -400,6 +400,11 @@ impl<P: Packet> QueueDiscipline<P> for Sfb<P> {
         Some(packet)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        let bins = self.bins_of(key).into_iter().enumerate();
+        bins.map(|(l, b)| (l * self.c.bins + b) as u32).collect()
+    }
+
     fn backlog(&self) -> Backlog {
         Backlog {
             packets: self.queue.len() as u64,

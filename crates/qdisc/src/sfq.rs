@@ -223,6 +223,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
         Some(packet)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        vec![self.bucket(key) as u32]
+    }
+
     fn backlog(&self) -> Backlog {
         self.queues.total()
     }
