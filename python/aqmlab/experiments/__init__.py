@@ -27,9 +27,9 @@ __all__ = ["Comparison", "Experiment", "Reference", "Reproduction", "all_experim
 
 def all_experiments() -> list[Experiment]:
     """Every experiment, in the order of the seeds."""
-    from . import appenzeller
+    from . import appenzeller, georg
 
-    return [*appenzeller.EXPERIMENTS]
+    return [*georg.EXPERIMENTS, *appenzeller.EXPERIMENTS]
 
 
 def get(experiment_id: str) -> Experiment:
