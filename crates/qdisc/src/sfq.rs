@@ -322,6 +322,18 @@ mod tests {
     }
 
     #[test]
+    fn a_flow_is_queued_where_queues_of_says() {
+        let mut q: Sfq<TestPacket> = Sfq::new(100, 16, SfqHash::Improved, SfqAdmission::Ns2, 5);
+        let mut v = Verdicts::new();
+        for flow in 0..40u64 {
+            q.enqueue(TestPacket::new(flow, 0, 1000), 0, &mut v);
+            let at = QueueDiscipline::<TestPacket>::queues_of(&q, flow);
+            assert_eq!(at.len(), 1);
+            assert_eq!(q.queues.tail(at[0] as usize).map(|p| p.flow), Some(flow));
+        }
+    }
+
+    #[test]
     fn ns2_hash_puts_consecutive_keys_in_adjacent_queues() {
         // The flaw the report names (digest 001, section 2.1).
         let b: Vec<usize> = (100..108).map(|k| ns2_hash(k, 16)).collect();
