@@ -184,7 +184,35 @@ def test_flow_figures_land_in_their_tables():
                                                                      "jitter_s", "packets_reordered"))
 
 
+def test_flow_queues_list_the_queues_each_flow_hashes_to(tmp_path):
+    def hashed(qdisc: dict, seed: int = 1) -> aqmlab.Results:
+        s = single_flow({"flow_queues": "bottleneck"})
+        s["topology"]["bottleneck"]["qdisc"] = qdisc
+        s["topology"]["senders"] = 20
+        s["flows"] = [{"kind": "udp", "count": 20, "rate": "100kbps"}]
+        s["duration"], s["seed"] = "3s", seed
+        return aqmlab.run(s)
+
+    mqfq = hashed({"kind": "mqfq", "limit": "100pkt", "queues": 16, "hashes": 3})
+    queues = mqfq.flows["queues"].to_list()
+    assert all(len(q) == 3 and all(0 <= x < 16 for x in q) for q in queues)
+    assert len({tuple(q) for q in queues}) > 15  # the flows' hashes differ
+    # the hash family is the run's: another seed, other queues; the same seed, the same
+    assert hashed({"kind": "mqfq", "limit": "100pkt", "queues": 16, "hashes": 3}, 2).flows["queues"].to_list() != queues
+    assert hashed({"kind": "mqfq", "limit": "100pkt", "queues": 16, "hashes": 3}).flows["queues"].to_list() == queues
+    sfq = hashed({"kind": "sfq", "limit": "100pkt", "buckets": 8}).flows["queues"].to_list()
+    assert all(len(q) == 1 and 0 <= q[0] < 8 for q in sfq)
+    sfb = hashed({"kind": "sfb", "limit": "100pkt", "levels": 2, "bins": 23}).flows["queues"].to_list()
+    assert all(len(q) == 2 and 0 <= q[0] < 23 <= q[1] < 46 for q in sfb)  # level x bins + bin
+    assert hashed({"kind": "droptail", "limit": "100pkt"}).flows["queues"].to_list() == [[]] * 20
+    # written and read back as a list column; null where not asked for
+    mqfq.write(tmp_path / "r")
+    assert Results.read(tmp_path / "r").flows["queues"].to_list() == queues
+    assert aqmlab.run(single_flow({})).flows["queues"].null_count() == 1
+
+
 @pytest.mark.parametrize("trace,field,words", [
+    ({"flow_queues": "nowhere"}, "trace.flow_queues", 'no link named "nowhere"'),
     ({"pcap": {"links": ["access_s0", "nowhere"]}}, "trace.pcap.links[1]", 'no link named "nowhere"'),
     ({"packets": {"flows": [1]}}, "trace.packets.flows[0]", "no flow 1: the scenario has 1 flows"),
     ({"packets": {"events": ["drop", "arrive"]}}, "trace.packets.events[1]", "enqueue"),

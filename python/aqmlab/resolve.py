@@ -314,20 +314,23 @@ def _trace(t: Any, net: Network, resolved: dict[str, Any]) -> dict[str, Any]:
         out["flow_series_ns"] = units.parse_time(t.flow_series, "trace.flow_series", allow_zero=False)
     if t.flow_stats:
         out["flow_stats"] = True
+    if t.flow_queues is not None:
+        out["flow_queues"] = _link_number(t.flow_queues, net, "trace.flow_queues")
     return out
 
 
 def _trace_links(names: list[str], net: Network, where: str) -> list[int]:
     """Link names -> their numbers."""
-    out = []
-    for i, name in enumerate(names):
-        link = net.link_names.index(name)
-        if link is None:
-            shown = ", ".join(net.link_names[k] for k in range(min(8, len(net.link_names))))
-            more = ", ..." if len(net.link_names) > 8 else ""
-            raise UserError(f'no link named "{name}" (links: {shown}{more})', f"{where}[{i}]")
-        out.append(link)
-    return out
+    return [_link_number(name, net, f"{where}[{i}]") for i, name in enumerate(names)]
+
+
+def _link_number(name: str, net: Network, where: str) -> int:
+    link = net.link_names.index(name)
+    if link is None:
+        shown = ", ".join(net.link_names[k] for k in range(min(8, len(net.link_names))))
+        more = ", ..." if len(net.link_names) > 8 else ""
+        raise UserError(f'no link named "{name}" (links: {shown}{more})', where)
+    return link
 
 
 def _check_filter(links: list[int] | None, flows: list[int] | None, last_hop_only: bool, where: str,

@@ -82,6 +82,15 @@ def _column(name: str, column: tuple[Any, ...]) -> pl.Series:
     indexing: polars' own gather and scatter start its thread pool, 8 MB the
     first time."""
     kind, payload, *rest = column
+    if kind == "opt_list_u32":  # Arrow's list layout: offsets into the values, a validity mask
+        import pyarrow as pa
+
+        offsets, values = (pa.py_buffer(b) for b in payload)
+        rows = len(offsets) // 8 - 1
+        valid = pa.py_buffer(np.packbits(np.frombuffer(rest[0], dtype=np.bool_), bitorder="little").tobytes())
+        flat = pa.Array.from_buffers(pa.uint32(), len(values) // 4, [None, values])
+        lists = pa.Array.from_buffers(pa.large_list(pa.uint32()), rows, [valid, offsets], children=[flat])
+        return pl.Series(name, pl.from_arrow(lists), dtype=pl.List(pl.UInt32))
     if kind in ("str", "cat"):
         strings = _strings(*payload)
         if kind == "cat":

@@ -495,6 +495,11 @@ class TraceConfig(Model):
         None, description='Each flow\'s throughput over windows of this length, e.g. "100ms" (default: none).'
     )
     flow_stats: bool = Field(False, description="Each flow's one-way delay, jitter and reordering.")
+    flow_queues: Optional[str] = Field(
+        None,
+        description="A link's name: the queues of its discipline each flow hashes to (sfq, mqfq, sfb), "
+        "in flows.parquet's `queues` (default: none).",
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -127,3 +127,30 @@ def test_monte_carlo_k16_reported_run():
                                 (part, 0.2274, m.p_mqfq_partial(16))):
         assert abs(printed - exact) < _tol(exact, n)
         assert abs(got - exact) < _tol(exact, n)
+
+
+@pytest.mark.parametrize("d,k,bad", [(1, 16, 1), (2, 16, 1), (2, 32, 1), (3, 32, 1), (6, 32, 1), (2, 16, 5)])
+def test_overlap_classes_partition_the_flows_and_match_monte_carlo(d, k, bad):
+    c = m.overlap_classes(d, k, bad)
+    assert sum(c.values()) == pytest.approx(1.0, abs=1e-12)
+    comp, part = m.monte_carlo_interference(d, k, bad, trials=100_000, seed=7)
+    assert c["shared"] == pytest.approx(comp, abs=0.004)
+    assert c["none"] == pytest.approx(1 - part, abs=0.005)
+    if d == 1:
+        assert c["one_shared"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_overlap_classes_at_k16_are_the_reports_formulas():
+    c = m.overlap_classes(2, 16)
+    assert c["shared"] == pytest.approx(4 / 16**2 - 3 / 16**3)
+    assert c["shared"] + c["one_shared"] == pytest.approx(4 / 16 - 6 / 16**2 + 3 / 16**3)
+    assert c["none"] == pytest.approx(1 - 0.227295, abs=1e-6)
+
+
+def test_overlap_class_of_a_flow():
+    bad = {3, 7}
+    assert m.overlap_class([3, 7], bad) == "shared"
+    assert m.overlap_class([3, 3], bad) == "shared"
+    assert m.overlap_class([3, 9], bad) == "one_shared"
+    assert m.overlap_class([1, 9], bad) == "none"
+    assert m.overlap_class([7], bad) == "shared"

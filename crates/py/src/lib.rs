@@ -94,6 +94,25 @@ fn table<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
                 flags(py, v.iter().map(Option::is_some))?,
             )
                 .into_pyobject(py)?,
+            // Arrow's list layout: i64 offsets (one more than rows) into
+            // the values end to end, and which rows have a list.
+            Column::OptListU32(v) => {
+                let mut offsets = vec![0i64];
+                let mut values = Vec::new();
+                for list in &v {
+                    values.extend(list.iter().flatten());
+                    offsets.push(values.len() as i64);
+                }
+                (
+                    "opt_list_u32",
+                    (
+                        raw(py, &offsets, i64::to_ne_bytes)?,
+                        raw(py, &values, u32::to_ne_bytes)?,
+                    ),
+                    flags(py, v.iter().map(Option::is_some))?,
+                )
+                    .into_pyobject(py)?
+            }
             Column::Str(v) => ("str", strings(py, &v)?).into_pyobject(py)?,
             // Each distinct value once, and a code per row.
             Column::Cat { values, codes } => (

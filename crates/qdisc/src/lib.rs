@@ -186,4 +186,14 @@ pub trait QueueDiscipline<P: Packet> {
     fn fifo_limit(&self) -> Option<Limit> {
         None
     }
+
+    /// The queues a flow with key `key` may be put in, for a discipline
+    /// that spreads flows over a fixed set of queues by hashing, in the
+    /// order of its hash functions (duplicates kept): SFQ's one, MQFQ's d,
+    /// SFB's bin at each level (numbered `level * bins + bin`). Empty for
+    /// any other. A measurement (which flows share a queue, seed 001's
+    /// interference), asked after a run, never on a packet's path.
+    fn queues_of(&self, _key: u64) -> Vec<u32> {
+        Vec::new()
+    }
 }

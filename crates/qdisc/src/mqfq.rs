@@ -377,6 +377,13 @@ impl<P: Packet> QueueDiscipline<P> for Mqfq<P> {
         }
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        let k = self.queues.count();
+        (0..self.hashes.len())
+            .map(|j| self.hashes.bucket(j, key, k) as u32)
+            .collect()
+    }
+
     fn backlog(&self) -> Backlog {
         self.backlog
     }
@@ -395,6 +402,29 @@ mod tests {
     fn candidates(m: &Mqfq<TestPacket>, flow: u64) -> (usize, usize) {
         let k = m.queues.count();
         (m.hashes.bucket(0, flow, k), m.hashes.bucket(1, flow, k))
+    }
+
+    #[test]
+    fn a_flows_packets_go_only_to_the_queues_it_reports() {
+        let mut m = mqfq(MqfqReorder::None, 16, 1000);
+        let mut v = Verdicts::new();
+        for flow in 0..40u64 {
+            let q = QueueDiscipline::<TestPacket>::queues_of(&m, flow);
+            assert_eq!(q.len(), 2);
+            for seq in 0..6 {
+                m.enqueue(TestPacket::new(flow, seq, 1000), 0, &mut v);
+            }
+            let used: Vec<u32> = (0..16)
+                .filter(|&i| m.queues.len(i) > 0)
+                .map(|i| i as u32)
+                .collect();
+            // six packets spread over both candidates (or one, when they coincide)
+            let mut want = q.clone();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(used, want, "flow {flow}");
+            while m.dequeue(0, &mut v).is_some() {}
+        }
     }
 
     /// A flow whose two candidate queues differ, and flows that hash only

@@ -125,6 +125,11 @@ impl<P: Packet> Qdisc<P> {
         !self.inner.has_clock && !self.inner.drops_on_dequeue && self.fifo_limit().is_none()
     }
 
+    /// The queues a flow's key hashes to ([`QueueDiscipline::queues_of`]).
+    pub fn queues_of(&self, key: u64) -> Vec<u32> {
+        self.inner.discipline.queues_of(key)
+    }
+
     /// The limit of a plain FIFO (DropTail), whose departures are known at
     /// each arrival; `None` for any other discipline.
     pub fn fifo_limit(&self) -> Option<Limit> {

@@ -223,6 +223,10 @@ impl<P: Packet> QueueDiscipline<P> for Sfq<P> {
         Some(packet)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        vec![self.bucket(key) as u32]
+    }
+
     fn backlog(&self) -> Backlog {
         self.queues.total()
     }
@@ -315,6 +319,18 @@ mod tests {
         // Flow 2 becomes active after flow 1's turn is already due.
         q.enqueue(TestPacket::new(2, 0, 100), 0, &mut v);
         assert_eq!(drain(&mut q), vec![(1, 0), (0, 1), (2, 0), (1, 1)]);
+    }
+
+    #[test]
+    fn a_flow_is_queued_where_queues_of_says() {
+        let mut q: Sfq<TestPacket> = Sfq::new(100, 16, SfqHash::Improved, SfqAdmission::Ns2, 5);
+        let mut v = Verdicts::new();
+        for flow in 0..40u64 {
+            q.enqueue(TestPacket::new(flow, 0, 1000), 0, &mut v);
+            let at = QueueDiscipline::<TestPacket>::queues_of(&q, flow);
+            assert_eq!(at.len(), 1);
+            assert_eq!(q.queues.tail(at[0] as usize).map(|p| p.flow), Some(flow));
+        }
     }
 
     #[test]

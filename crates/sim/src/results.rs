@@ -305,7 +305,16 @@ fn flow_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table 
     let duplicates = sim.flows.iter().map(|f| f.duplicates_window() as u64);
     t.push("duplicate_packets", Column::U64(duplicates.collect()));
     one_way_columns(sim, &mut t);
+    t.push("queues", queues_column(sim));
     t
+}
+
+/// The queues of link `trace.flow_queues` each flow's key hashes to
+/// (`QueueDiscipline::queues_of`); missing when not asked for.
+fn queues_column(sim: &Simulation) -> Column {
+    let link = sim.scenario.trace.flow_queues;
+    let of = |f: usize| link.map(|l| sim.links[l as usize].queue.queues_of(f as u64));
+    Column::OptListU32((0..sim.flows.len()).map(of).collect())
 }
 
 /// The flows' one-way delays, jitter and reordering (`trace.flow_stats`),

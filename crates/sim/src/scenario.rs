@@ -358,11 +358,20 @@ pub struct Trace {
     /// Each flow's one-way delay, jitter and reordering.
     #[serde(default)]
     pub flow_stats: bool,
+    /// The link whose discipline's queues each flow hashes to are listed
+    /// (flows.parquet's `queues`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_queues: Option<u32>,
 }
 
 impl Trace {
+    /// Whether nothing is recorded as packets go (`flow_queues` is read
+    /// from the disciplines after the run).
     pub fn is_off(&self) -> bool {
-        *self == Self::default()
+        Self {
+            flow_queues: None,
+            ..self.clone()
+        } == Self::default()
     }
 }
 

@@ -276,6 +276,7 @@ pub fn cell(column: &aqmlab_sim::Column, row: usize) -> String {
         Column::Bool(v) => format!("{:?}", v[row]),
         Column::OptF64(v) => format!("{:?}", v[row]),
         Column::OptU64(v) => format!("{:?}", v[row]),
+        Column::OptListU32(v) => format!("{:?}", v[row]),
     }
 }
 

@@ -114,3 +114,24 @@ def monte_carlo_interference(d: int, k: int, m: int = 1, trials: int = 200_000,
     others = rng.integers(0, k, size=(trials, m * d))
     hit = (target[:, :, None] == others[:, None, :]).any(axis=2)  # trials x d
     return float(hit.all(axis=1).mean()), float(hit.any(axis=1).mean())
+
+
+def overlap_classes(d: int, k: int, m: int = 1) -> dict[str, float]:
+    """The three interference classes of Fig. 1 for a flow beside m misbehaving flows
+    (d hashes each, k queues), as fractions of flows: ``"shared"``, every one of its queues
+    is shared with them (complete interference, :func:`p_complete`); ``"one_shared"``,
+    some but not all are (partial interference less complete); ``"none"``, none is
+    (``1 - `` :func:`p_partial`). Under SFQ (d = 1) the middle class is empty. They sum to 1.
+    """
+    comp, part = p_complete(d, k, m), p_partial(d, k, m)
+    return {"shared": comp, "one_shared": part - comp, "none": 1.0 - part}
+
+
+def overlap_class(queues: list[int] | tuple[int, ...], misbehaving: set[int]) -> str:
+    """Which class of :func:`overlap_classes` a flow with these queues (its d hashes, as
+    ``queues`` in flows.parquet with ``[trace] flow_queues``) is in, given the queues of
+    the misbehaving flows."""
+    hit = [q in misbehaving for q in queues]
+    if all(hit):
+        return "shared"
+    return "one_shared" if any(hit) else "none"

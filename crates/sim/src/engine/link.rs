@@ -182,6 +182,15 @@ impl Queue {
         }
     }
 
+    /// The queues a flow's key hashes to (`QueueDiscipline::queues_of`);
+    /// none for a FIFO.
+    pub fn queues_of(&self, key: u64) -> Vec<u32> {
+        match self {
+            Queue::Discipline(q) => q.queues_of(key),
+            Queue::Reserving(_) => Vec::new(),
+        }
+    }
+
     #[inline]
     pub fn backlog(&self) -> Backlog {
         match self {

@@ -24,6 +24,8 @@ pub enum Column {
     /// Nullable columns (missing values become nulls in Python).
     OptF64(Vec<Option<f64>>),
     OptU64(Vec<Option<u64>>),
+    /// A list of numbers per row, or a missing value.
+    OptListU32(Vec<Option<Vec<u32>>>),
 }
 
 impl Column {
@@ -38,6 +40,7 @@ impl Column {
             Column::Bool(v) => v.len(),
             Column::OptF64(v) => v.len(),
             Column::OptU64(v) => v.len(),
+            Column::OptListU32(v) => v.len(),
         }
     }
 
