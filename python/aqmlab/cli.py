@@ -127,14 +127,20 @@ def describe(scenario: Any, resolved: dict[str, Any]) -> list[str]:
 
 
 @app.command()
-def validate(scenario: str = typer.Argument(..., help="Scenario TOML file.")) -> None:
-    """Check a scenario file without running it, and say what it would build."""
+def validate(
+    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    force: bool = typer.Option(False, "--force", help="Accept a run estimated past the memory available or the event budget."),
+) -> None:
+    """Check a scenario file without running it, and say what it would build and take."""
+    from .limits import estimate, forced
     from .scenario import Scenario
 
-    s = Scenario.load(scenario)
-    resolved = s.resolve()
+    with forced(force):
+        s = Scenario.load(scenario)
+        resolved = s.resolve()
     for line in describe(s, resolved):
         typer.echo(line)
+    typer.echo(estimate(resolved).describe())
     typer.echo("ok")
 
 
@@ -164,8 +170,16 @@ def run(
         "fast", "--engine", help='"fast" (every acceleration) or "reference" (every event): the same results.'
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
 ) -> None:
     """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
+    from .limits import forced
+
+    with forced(force):
+        _run(scenario, out, plot, seed, engine, quiet)
+
+
+def _run(scenario: str, out: Optional[Path], plot: bool, seed: Optional[int], engine: str, quiet: bool) -> None:
     from .run import run as run_scenario
     from .run import run_resolved
     from .scenario import Scenario
@@ -176,7 +190,9 @@ def run(
         resolved = _load_resolved(Path(scenario))
         if seed is not None:
             resolved["seed"] = seed
-        res = run_resolved(resolved, progress=not quiet, engine=engine)
+        from .limits import is_forced
+
+        res = run_resolved(resolved, progress=not quiet, engine=engine, force=is_forced())
         name = Path(scenario).name if Path(scenario).is_dir() else Path(scenario).stem
     else:
         s = Scenario.load(scenario)
@@ -209,8 +225,10 @@ def sweep(
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
+    from .limits import forced
     from .scenario import Scenario
     from .sweeps import sweep as run_sweep
     from .sweeps.vary import parse_vary
@@ -223,8 +241,11 @@ def sweep(
         if field in varies:
             raise UserError("the same field is varied twice", f"--vary {expr}")
         varies[field] = expr.partition("=")[2]
-    name = Scenario.load(scenario).name
-    result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
+    with forced(force):
+        name = Scenario.load(scenario).name
+    result = run_sweep(
+        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+    )
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
     if quiet:
         return
@@ -245,6 +266,7 @@ def reproduce(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
+    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -258,7 +280,7 @@ def reproduce(
     if workers is not None and workers < 1:
         raise UserError(f"must be at least 1, got {workers}", "--workers")
     rep = experiments.reproduce(
-        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet
+        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
     )
     if quiet:
         return
@@ -390,12 +412,21 @@ def summary_lines(res: Any) -> list[str]:
     return lines
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the app; a UserError becomes a message and exit status 2."""
     args = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in args if not a.startswith("-")), None)
     if command in (None, "size"):  # help, or the size group itself
         _mount_size()
+    import signal
+
+    # SIGTERM stops a command as Ctrl-C does (runs end within a second, a sweep's
+    # workers are stopped, no half-written store entry is left), not abruptly.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         app(args=args, prog_name="aqmlab")
     except UserError as e:

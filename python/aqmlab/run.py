@@ -74,6 +74,7 @@ def run(
     progress: bool | Callable[[float], None] = False,
     seed: int | None = None,
     engine: str = "fast",
+    force: bool = False,
 ) -> Results:
     """Run a scenario and return its :class:`~aqmlab.results.Results`.
 
@@ -84,15 +85,21 @@ def run(
     and host on its own events, skipping none (docs/simulator.md): the results are the
     same to the byte, only slower.
 
+    A run estimated to need more memory than the machine has available, or more
+    events than the budget (docs/user-guide.md, "Limits"), is refused before it
+    starts unless ``force=True``.
+
     A mistake in the scenario raises :class:`~aqmlab.errors.UserError`, including one
     that only the simulator detects.
     """
+    from .limits import forced
     from .scenario import Scenario
 
-    s = Scenario.coerce(scenario)
-    if seed is not None:
-        s = s.with_seed(seed)
-    return run_resolved(s.resolve(), s, progress, engine)
+    with forced(force):
+        s = Scenario.coerce(scenario)
+        if seed is not None:
+            s = s.with_seed(seed)
+        return run_resolved(s.resolve(), s, progress, engine)
 
 
 def run_resolved(
@@ -100,12 +107,17 @@ def run_resolved(
     source: Scenario | None = None,
     progress: bool | Callable[[float], None] = False,
     engine: str = "fast",
+    force: bool = False,
 ) -> Results:
     """Run a resolved scenario (the contract, :mod:`aqmlab.contract`); ``source`` is
-    the scenario it was resolved from, when known."""
-    from . import contract
+    the scenario it was resolved from, when known (then resolving it checked its
+    estimate; otherwise it is checked here, unless ``force``)."""
+    from . import contract, limits
     from .results import Results
 
+    if source is None:
+        with limits.forced(force):
+            limits.check(resolved)
     core = _core()
     text, columns = contract.for_core(resolved)
     bar: ProgressBar | None = None

@@ -18,7 +18,6 @@ Use::
 """
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -534,6 +533,10 @@ class Scenario(Model):
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> "Scenario":  # type: ignore[override]
+        from .limits import check_depth
+
+        if isinstance(obj, dict):
+            check_depth(obj)
         try:
             return super().model_validate(obj, *args, **kwargs)
         except ValidationError as e:
@@ -542,17 +545,10 @@ class Scenario(Model):
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         """Read and validate a TOML scenario file. ``name`` defaults to the file's stem."""
+        from .limits import read_toml
+
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UserError(f"no such file: {path}") from None
-        except OSError as e:
-            raise UserError(f"cannot read {path}: {e.strerror}") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise UserError(f"{path}: invalid TOML: {e}") from None
+        data = read_toml(path)
         data.setdefault("name", path.stem)
         return cls.model_validate(data)
 
@@ -577,9 +573,12 @@ class Scenario(Model):
         if units.parse_time(self.sample_interval) > duration:
             raise field_error("sample_interval", "must not exceed duration")
         # Everything that needs the network (names, routes, list lengths, draws) is
-        # checked by resolving once; resolution raises UserErrors naming the field.
+        # checked by resolving once; resolution raises UserErrors naming the field,
+        # and refuses a run too large for the machine (limits.py), before and after.
+        from .limits import check_declared
         from .resolve import resolve
 
+        check_declared(self)
         resolve(self)
         return self
 

@@ -219,7 +219,8 @@ fn fill_columns(
 /// columns given in `columns` (name -> a buffer of integers, e.g. a numpy
 /// array), which take no more than their own size on the way in.
 /// `progress(simulated_seconds)` is called every quarter second or so of
-/// wall time.
+/// wall time, when Python's pending signals are also handled: a signal
+/// handler that raises (`KeyboardInterrupt`) stops the run.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, columns, progress=None, engine="fast"))]
 fn run<'py>(
@@ -238,20 +239,15 @@ fn run<'py>(
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // Called every quarter second or so of wall time, with or without
+            // a progress callback: Python's signal handlers (Ctrl-C, SIGTERM)
+            // run here, so that a quiet run stops as promptly as one with a bar.
             aqmlab_sim::run_with(scenario, accelerations, |t| {
-                let Some(cb) = &progress else { return true };
                 Python::attach(|py| {
-                    if let Err(e) = py.check_signals() {
-                        callback_error = Some(e);
-                        return false;
-                    }
-                    match cb.call1(py, (t,)) {
-                        Ok(_) => true,
-                        Err(e) => {
-                            callback_error = Some(e);
-                            false
-                        }
-                    }
+                    let outcome = py
+                        .check_signals()
+                        .and_then(|()| progress.as_ref().map_or(Ok(()), |cb| cb.call1(py, (t,)).map(drop)));
+                    outcome.map_err(|e| callback_error = Some(e)).is_ok()
                 })
             })
         }))
