@@ -31,9 +31,11 @@ MAX_FILE_BYTES = 64 * 2**20
 #: The deepest nesting of tables and lists (a scenario needs 6).
 MAX_DEPTH = 32
 #: Events a run may be estimated to take: about five hours of the core's work at
-#: the five million events a second it does on a large dumbbell
-#: (docs/performance.md), where the estimate is an upper bound.
+#: :data:`EVENTS_PER_SECOND`, where the estimate is an upper bound.
 EVENT_BUDGET = 10**11
+#: The core's pace on a large dumbbell (docs/performance.md, about 300 ns a data
+#: packet at 1.5 events a packet), for the messages.
+EVENTS_PER_SECOND = 5e6
 #: The share of the available memory a run may be estimated to take.
 MEMORY_SHARE = 0.8
 #: A count that the core numbers with 32 bits (flows, links, nodes).
@@ -594,7 +596,7 @@ def check(resolved: dict[str, Any], where: dict[str, str] | None = None) -> Esti
         raise UserError(
             f"the run would take up to {_count(est.events)} events (of which {part}: "
             f"{_count(est.event_parts[part])}), more than the budget of {_count(EVENT_BUDGET)} "
-            f"(about five hours of simulation); shorten it or {FORCE_HINT}",
+            f"(about {EVENT_BUDGET / EVENTS_PER_SECOND / 3600:.2g} hours of the core's work); shorten it or {FORCE_HINT}",
             names.get(part, "duration"),
         )
     part = max(est.memory_parts, key=est.memory_parts.__getitem__)

@@ -171,7 +171,9 @@ class _Executor:
             # forkserver: workers start clean (forking a process that already runs
             # polars' thread pool can deadlock); they die with the sweep (workers.py)
             ctx = multiprocessing.get_context("forkserver")
-            self.pool: Any = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_workers.init)
+            self.pool: Any = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_workers.init, initargs=(os.getpid(),)
+            )
             self._own.append(self.pool)
             self.local = True
         elif isinstance(spec, str):
@@ -213,9 +215,7 @@ class _Executor:
             from distributed import as_completed
 
             return as_completed(futures)
-        from concurrent.futures import as_completed
-
-        return as_completed(futures)
+        return _as_completed(futures)
 
     def close(self, interrupted: bool = False) -> None:
         """Shut down what this executor started; when ``interrupted``, stop the local
@@ -230,6 +230,18 @@ class _Executor:
                     obj.close()
             except Exception:  # noqa: BLE001 - closing is best effort
                 pass
+
+
+def _as_completed(futures: list[Any]) -> Iterable[Any]:
+    """Futures as they complete, waiting a quarter second at a time: a signal that
+    the kernel hands to another thread (the pool's own) is then still seen by the
+    main thread within that time, where an endless wait would never wake for it."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 # ---------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 """Local worker processes that live no longer than the sweep that started them.
 
-The sweep's process pool forks its workers from a forkserver, which exits when the
-sweep's process does (it reads from a pipe that the sweep holds open). Each worker
-asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``, prctl(2)),
-so a SIGKILL of ``aqmlab sweep`` takes down the forkserver, then the workers, then
-the resource tracker (whose pipe they held): nothing runs on for a dead parent.
+The sweep's process pool forks its workers from a forkserver, and the forkserver
+lives as long as any of its clients: the sweep and the workers (each holds the
+write end of the pipe the forkserver watches). A worker therefore watches the
+sweep's process itself: a thread waits on a pidfd of it (pidfd_open(2); where there
+is none, it polls) and sends the worker SIGTERM when the sweep is gone, by whatever
+means (SIGKILL included). With the workers gone, the forkserver and the resource
+tracker, whose pipes they held, exit too: nothing runs on for a dead sweep.
 
-A worker's SIGTERM, from the kernel or from :func:`terminate` when the sweep is
+A worker's SIGTERM, from its watch or from :func:`terminate` when the sweep is
 interrupted, stops its run within a second (the core handles Python's signals every
 quarter second of a run, ``crates/py/src/lib.rs``); the run's half-written entry is
 removed (:func:`aqmlab.sweeps.store.run_entry`) and the worker exits.
@@ -15,18 +17,20 @@ removed (:func:`aqmlab.sweeps.store.run_entry`) and the worker exits.
 from __future__ import annotations
 
 import os
+import select
 import signal
-import sys
+import threading
+import time
 from typing import Any, Callable
 
-#: prctl(2)'s option: the signal this process gets when its parent dies.
-PR_SET_PDEATHSIG = 1
+#: Seconds between two looks at the sweep where no pidfd can be had.
+POLL_S = 0.2
 
 _running = False  # whether this worker is inside a task (then SIGTERM unwinds it)
 
 
 class Stopped(BaseException):
-    """Raised in a worker's run by SIGTERM: its parent is gone or gave up."""
+    """Raised in a worker's run by SIGTERM: its sweep is gone or gave up."""
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -35,18 +39,32 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     os._exit(128 + signum)
 
 
-def init() -> None:
-    """The pool's initializer, in each worker: die with the parent."""
+def _wait_for_exit(pid: int) -> None:
+    """Return when process ``pid`` has ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd (old kernel, not Linux): poll
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                pass
+            time.sleep(POLL_S)
+    select.select([fd], [], [])  # readable once the process has ended
+
+
+def _watch(sweep: int) -> None:
+    _wait_for_exit(sweep)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def init(sweep: int) -> None:
+    """The pool's initializer, in each worker: end with the sweep (process ``sweep``)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the sweep's to handle
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if parent == 1 or os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(128 + signal.SIGTERM)
+    threading.Thread(target=_watch, args=(sweep,), name="aqmlab-watch-sweep", daemon=True).start()
 
 
 def call(fn: Callable[..., Any], *args: Any) -> Any:
