@@ -230,10 +230,10 @@ def check_declared(scenario: Any) -> None:
     """Refuse, before anything is built, a scenario whose nodes, links or flows
     cannot be numbered by the core or would not fit in memory."""
     parts = _declared(scenario)
-    for name, nodes, links, flows in parts:
-        if max(nodes, links, flows) > MAX_COUNT:
-            raise UserError(f"too large: the core numbers nodes, links and flows below 2^32, and this makes "
-                            f"{_count(max(nodes, links, flows))}", name)
+    for name, *counts in parts:
+        for what, n in zip(("nodes", "links", "flows"), counts):
+            if n > MAX_COUNT:
+                raise UserError(f"too large: it makes {_count(n)} {what}, and the core numbers them below 2^32", name)
     cost = [(n * NODE_BYTES + li * LINK_BYTES + fl * FLOW_BYTES, name) for name, n, li, fl in parts]
     total = BASE_BYTES + sum(c for c, _ in cost)
     biggest, name = max(cost)
@@ -248,8 +248,8 @@ def check_declared(scenario: Any) -> None:
 @dataclass
 class Estimate:
     """What a run will take: ``memory`` (bytes, at peak) and ``events`` (an upper
-    bound); ``parts`` says where each comes from, ``field`` what to change to shrink
-    the largest part."""
+    bound); the parts say where each comes from, ``fields`` which field of the
+    scenario sizes each part."""
 
     memory: float
     events: float
@@ -273,19 +273,23 @@ def _np() -> Any:
     return np
 
 
-def _route_stats(paths: dict[str, Any], rate: Any, delay: Any) -> tuple[Any, Any, Any]:
-    """Each route's slowest link (-1 for a route without links), hops and delay (s)."""
+def _route_stats(paths: dict[str, Any], rate: Any, delay: Any, slowest: bool = True) -> tuple[Any, Any, Any]:
+    """Each route's slowest link (-1 for a route without links; with ``slowest``),
+    hops and delay (s), in a few passes over the routes."""
     np = _np()
     offsets, links = paths["offsets"], paths["links"]
     hops = np.diff(offsets)
-    slowest = np.full(len(hops), -1, dtype=np.int64)
-    if len(links):
-        route = np.repeat(np.arange(len(hops)), hops)
-        order = np.lexsort((rate[links], route))  # by route, then by rate
-        some = hops > 0
-        slowest[some] = links[order[offsets[:-1][some]]]
     summed = np.concatenate([[0.0], np.cumsum(delay[links])])
-    return slowest, hops, (summed[offsets[1:]] - summed[offsets[:-1]]) / 1e9
+    delays = (summed[offsets[1:]] - summed[offsets[:-1]]) / 1e9
+    first = np.full(len(hops), -1, dtype=np.int64)
+    some = hops > 0
+    if slowest and some.any():
+        rates = rate[links]
+        least = np.minimum.reduceat(rates, offsets[:-1][some])
+        at_least = np.flatnonzero(rates == np.repeat(least, hops[some]))
+        # the first link at the route's least rate: the first such position from its start
+        first[some] = links[at_least[np.searchsorted(at_least, offsets[:-1][some])]]
+    return first, hops, delays
 
 
 @dataclass
@@ -301,12 +305,13 @@ class _Traffic:
     most: Any  #: the most data packets it may send (inf: no limit but the links)
 
 
-def _tcp_routes(resolved: dict[str, Any], rate: Any, delay: Any) -> _Traffic:
+def _tcp_routes(resolved: dict[str, Any], rate: Any, delay: Any, routes: tuple[Any, Any, Any]) -> _Traffic:
+    """``routes``: the flows' routes' slowest links, hops and delays."""
     np = _np()
     fl, groups, profiles = resolved["flows"], resolved["flows"]["groups"], resolved["tcp_profiles"]
     group = np.asarray(fl["group"], dtype=np.int64)
-    slowest, hops, there = _route_stats(fl["path"], rate, delay)
-    _, back_hops, back = _route_stats(fl["reverse_path"], rate, delay)
+    slowest, hops, there = routes
+    _, back_hops, back = _route_stats(fl["reverse_path"], rate, delay, slowest=False)
     tcp = np.array([g["kind"] == "tcp" for g in groups] + [False])[group if len(group) else []]
     packet, window, most = (np.zeros(len(group)) for _ in range(3))
     for gi, g in enumerate(groups):
@@ -351,14 +356,14 @@ class _PerBottleneck:
 
 def _per_bottleneck(t: _Traffic, rate: Any, seconds: float) -> _PerBottleneck:
     np = _np()
-    t_ok = t.slowest >= 0
-    b, inverse = np.unique(t.slowest[t_ok], return_inverse=True)
-    n = len(b)
+    t_ok = np.flatnonzero(t.slowest >= 0)
+    order = t_ok[np.argsort(t.slowest[t_ok], kind="stable")]  # the routes, by slowest link
+    by_link = t.slowest[order]
+    starts = np.flatnonzero(np.diff(by_link, prepend=-2))
+    b = by_link[starts]
 
     def reduce(op: Any, values: Any, start: float) -> Any:
-        out = np.full(n, start)
-        op.at(out, inverse, values[t_ok])
-        return out
+        return op.reduceat(values[order], starts) if len(starts) else np.zeros(0)
 
     smallest = reduce(np.minimum, t.packet, np.inf)
     by_rate = RETRANSMISSION_ALLOWANCE * rate[b] * seconds / (8 * smallest)
@@ -459,58 +464,63 @@ def estimate(resolved: dict[str, Any], where: dict[str, str] | None = None) -> E
     """The run's memory at peak and its events, from the resolved scenario alone
     (the formula: docs/user-guide.md, "Limits"). ``where`` maps a flow group's label
     to its entry (``flows[2]``), for the messages."""
-    from .contract import names
-
     np = _np()
-    where = where or {}
-    seconds = resolved["duration_ns"] / 1e9
-    links = resolved["links"]
+    links, fl = resolved["links"], resolved["flows"]
     rate = np.asarray(links["rate_bps"], dtype=np.float64)
     delay = np.asarray(links["delay_ns"], dtype=np.float64)
-    fl = resolved["flows"]
-    n_flows = len(fl["group"])
+    seconds = resolved["duration_ns"] / 1e9
+    routes = _route_stats(fl["path"], rate, delay)
+    tcp = _per_bottleneck(_tcp_routes(resolved, rate, delay, routes), rate, seconds)
     events, memory = _Parts(), _Parts()
-
-    tcp = _per_bottleneck(_tcp_routes(resolved, rate, delay), rate, seconds)
-    packet_hops = float((tcp.packets * (tcp.hops + tcp.back_hops)).sum())
+    tcp_hops = float((tcp.packets * (tcp.hops + tcp.back_hops)).sum())
     # two events a packet and a link (transmitted, arrived), three a packet at a host
-    events.add("TCP packets", 2 * packet_hops + 6 * tcp.packets.sum(), "duration")
+    events.add("TCP packets", 2 * tcp_hops + 6 * tcp.packets.sum(), "duration")
     _tcp_timers(resolved, seconds, events)
-    _, hops, delays = _route_stats(fl["path"], rate, delay)
-    udp_hops, udp_in_pipes = _udp(resolved, seconds, hops, delays, where, events)
+    udp_hops, udp_in_pipes = _udp(resolved, seconds, routes[1], routes[2], where or {}, events)
     arrived = _arrivals(resolved, seconds)
     events.add("TCP flow arrivals", 12 * arrived, "duration")
     interval = resolved["sample_interval_ns"]
     samples = math.floor(resolved["duration_ns"] / interval) + 1 if interval else 0
     events.add("time-series samples", samples, "sample_interval")
     events.add("disciplines' clocks", _clock_wakes(links, resolved["duration_ns"]), "duration")
-    events.add("flow starts", 4 * n_flows + 16, "flows")
-
-    memory.add("the interpreter and libraries", BASE_BYTES, "flows")
-    memory.add("flows", FLOW_BYTES * (n_flows + arrived), "flows")
-    memory.add("links", LINK_BYTES * len(rate), "topology")
-    memory.add("nodes", NODE_BYTES * len(names(resolved["nodes"])), "topology")
-    groups = fl["groups"]
-    cwnd = sum(int(np.count_nonzero(np.asarray(fl["group"]) == gi)) for gi, g in enumerate(groups) if g.get("trace_cwnd"))
-    rows = samples * (LINK_SERIES * int(np.count_nonzero(links["monitor"])) + cwnd + 4)
-    memory.add("time series", SAMPLE_BYTES * rows, "sample_interval")
-    memory.add("packets in flight", PACKET_BYTES * _in_flight(resolved, tcp, udp_in_pipes, seconds), "duration")
-    trace = resolved.get("trace") or {}
-    recorded = packet_hops + udp_hops  # packets on links, at most
-    if trace.get("packets"):
-        memory.add("packet trace", TRACE_EVENT_BYTES * len(trace["packets"]["events"]) * recorded, "trace.packets")
-    if trace.get("pcap"):
-        memory.add("pcap capture", PCAP_PACKET_BYTES * recorded, "trace.pcap")
-    if trace.get("flow_series_ns"):
-        windows = resolved["duration_ns"] / trace["flow_series_ns"] + 1
-        memory.add("flow series", SAMPLE_BYTES * windows * (n_flows + arrived), "trace.flow_series")
+    events.add("flow starts", 4 * len(fl["group"]) + 16, "flows")
+    in_flight = _in_flight(resolved, tcp, routes[0], udp_in_pipes, seconds)
+    _memory(resolved, memory, arrived, samples, in_flight, tcp_hops + udp_hops)
     return Estimate(
         sum(memory.amounts.values()), sum(events.amounts.values()), memory.amounts, events.amounts,
         {**events.fields, **memory.fields},
     )
 
 
-def _in_flight(resolved: dict[str, Any], tcp: _PerBottleneck, udp_in_pipes: float, seconds: float) -> float:
+def _memory(resolved: dict[str, Any], memory: _Parts, arrived: float, samples: int, in_flight: float,
+            on_links: float) -> None:
+    """The parts of a run's memory: its structures, samples, packets and traces
+    (``on_links``: the packets on links over the run, at most)."""
+    from .contract import names
+
+    np = _np()
+    links, fl = resolved["links"], resolved["flows"]
+    flows = len(fl["group"]) + arrived
+    memory.add("the interpreter and libraries", BASE_BYTES, "flows")
+    memory.add("flows", FLOW_BYTES * flows, "flows")
+    memory.add("links", LINK_BYTES * len(links["rate_bps"]), "topology")
+    memory.add("nodes", NODE_BYTES * len(names(resolved["nodes"])), "topology")
+    per_group = np.bincount(np.asarray(fl["group"], dtype=np.int64), minlength=len(fl["groups"]))
+    cwnd = sum(int(per_group[gi]) for gi, g in enumerate(fl["groups"]) if g.get("trace_cwnd"))
+    rows = samples * (LINK_SERIES * int(np.count_nonzero(links["monitor"])) + cwnd + 4)
+    memory.add("time series", SAMPLE_BYTES * rows, "sample_interval")
+    memory.add("packets in flight", PACKET_BYTES * in_flight, "duration")
+    trace = resolved.get("trace") or {}
+    if trace.get("packets"):
+        memory.add("packet trace", TRACE_EVENT_BYTES * len(trace["packets"]["events"]) * on_links, "trace.packets")
+    if trace.get("pcap"):
+        memory.add("pcap capture", PCAP_PACKET_BYTES * on_links, "trace.pcap")
+    if trace.get("flow_series_ns"):
+        windows = resolved["duration_ns"] / trace["flow_series_ns"] + 1
+        memory.add("flow series", SAMPLE_BYTES * windows * flows, "trace.flow_series")
+
+
+def _in_flight(resolved: dict[str, Any], tcp: _PerBottleneck, slowest: Any, udp_in_pipes: float, seconds: float) -> float:
     """Packets in flight at peak: each bottleneck's queue full (a TCP-only one up to
     its flows' windows), its packets over the longest round trip of its flows in the
     pipes, twice over for the bursts queued at other links; and UDP's packets in
@@ -523,18 +533,16 @@ def _in_flight(resolved: dict[str, Any], tcp: _PerBottleneck, udp_in_pipes: floa
         min(_queue_packets(links["qdiscs"][int(qdisc[b])], smallest), w) for b, w in zip(tcp.links.tolist(), tcp.windows.tolist())
     )
     pipes = float((tcp.packets / max(seconds, 1e-9) * tcp.rtt).sum())
-    return 2 * (queued + pipes) + udp_in_pipes + _udp_queues(resolved, smallest)
+    return 2 * (queued + pipes) + udp_in_pipes + _udp_queues(resolved, smallest, slowest)
 
 
-def _udp_queues(resolved: dict[str, Any], smallest: float) -> float:
+def _udp_queues(resolved: dict[str, Any], smallest: float, slowest: Any) -> float:
     """The queues UDP sources may fill: those of their routes' slowest links."""
     np = _np()
     links, fl = resolved["links"], resolved["flows"]
     udp = np.array([g["kind"] == "udp" for g in fl["groups"]] + [False])[np.asarray(fl["group"], dtype=np.int64)]
     if not udp.any():
         return 0.0
-    rate = np.asarray(links["rate_bps"], dtype=np.float64)
-    slowest, _, _ = _route_stats(fl["path"], rate, np.asarray(links["delay_ns"], dtype=np.float64))
     qdisc = np.asarray(links["qdisc"], dtype=np.int64)
     return sum(_queue_packets(links["qdiscs"][int(qdisc[b])], smallest) for b in np.unique(slowest[udp & (slowest >= 0)]).tolist())
 

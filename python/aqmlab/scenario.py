@@ -24,7 +24,6 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import Field, ValidationError, create_model, model_validator
 
 from . import units
-from .errors import UserError
 from .qdiscs import Qdisc, large_qdisc
 from .schema import (
     Amount,

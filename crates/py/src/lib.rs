@@ -244,10 +244,17 @@ fn run<'py>(
             // run here, so that a quiet run stops as promptly as one with a bar.
             aqmlab_sim::run_with(scenario, accelerations, |t| {
                 Python::attach(|py| {
-                    let outcome = py
-                        .check_signals()
-                        .and_then(|()| progress.as_ref().map_or(Ok(()), |cb| cb.call1(py, (t,)).map(drop)));
-                    outcome.map_err(|e| callback_error = Some(e)).is_ok()
+                    let outcome = py.check_signals().and_then(|()| match &progress {
+                        Some(cb) => cb.call1(py, (t,)).map(drop),
+                        None => Ok(()),
+                    });
+                    match outcome {
+                        Ok(()) => true,
+                        Err(e) => {
+                            callback_error = Some(e);
+                            false
+                        }
+                    }
                 })
             })
         }))
