@@ -265,3 +265,39 @@ def test_a_stopped_sweep_leaves_no_process_and_no_half_entry(tmp_path, sig):
     if sig != signal.SIGKILL:  # stopped in order: nothing half-written is left
         assert not list(store.glob(".tmp-*"))
     assert not [d for d in store.iterdir() if not d.name.startswith(".")]  # no run was finished
+
+
+def _spoil_resolved(r: dict, how: str) -> dict:
+    if how == "no-links":
+        return {"seed": 1}
+    if how == "short-column":
+        r["links"]["rate_bps"] = r["links"]["rate_bps"][:3]
+    elif how == "link-out-of-range":
+        r["flows"]["path"]["links"] = [999_999] * len(r["flows"]["path"]["links"])
+    elif how == "duration-text":
+        r["duration_ns"] = "60s"
+    elif how == "negative-interval":
+        r["sample_interval_ns"] = -5
+    elif how == "runaway":
+        r["duration_ns"] = 10**18
+    return r
+
+
+def test_a_damaged_resolved_scenario_is_refused_by_name(tmp_path):
+    import json
+
+    good = tmp_path / "good"
+    subprocess.run(_aqmlab("run", ROOT / "scenarios" / "dumbbell.toml", "-q", "--out", good), env=_env(), check=True)
+    procs = {}
+    for how in ("no-links", "short-column", "link-out-of-range", "duration-text", "negative-interval", "runaway"):
+        p = tmp_path / f"{how}.json"
+        p.write_text(json.dumps(_spoil_resolved(json.loads((good / "resolved.json").read_text()), how)))
+        procs[how] = subprocess.Popen(_aqmlab("run", p, "-q", "--out", tmp_path / how), env=_env(),
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    errors = {}
+    for how, proc in procs.items():
+        out, errors[how] = proc.communicate(timeout=120)
+        assert proc.returncode == 2, (how, out, errors[how])
+        assert errors[how].startswith("error: ") and "Traceback" not in errors[how], (how, errors[how])
+    assert "duration: the run would take up to" in errors["runaway"]
+    assert "flows.path" in errors["link-out-of-range"]

@@ -115,11 +115,18 @@ def run_resolved(
     from . import contract, limits
     from .results import Results
 
-    if source is None:
+    core = _core()
+    try:
+        text, columns = contract.for_core(resolved)
+    except (TypeError, ValueError) as e:  # only a resolved scenario read from a file
+        raise UserError(f"not a resolved scenario ({e})") from None
+    if source is None:  # read from a file: checked by the core, then estimated
+        try:
+            core.check(text, columns)
+        except ValueError as e:
+            raise UserError(f"the simulator refused the scenario: {e}") from None
         with limits.forced(force):
             limits.check(resolved)
-    core = _core()
-    text, columns = contract.for_core(resolved)
     bar: ProgressBar | None = None
     callback: Callable[[float], None] | None
     if callable(progress):

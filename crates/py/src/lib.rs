@@ -215,6 +215,28 @@ fn fill_columns(
     Ok(())
 }
 
+/// A resolved scenario from its JSON form and its columns (see [`run`]).
+fn scenario(
+    py: Python<'_>,
+    scenario_json: &str,
+    columns: &Bound<'_, PyDict>,
+) -> PyResult<Scenario> {
+    let mut scenario: Scenario = serde_json::from_str(scenario_json)
+        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
+    fill_columns(py, &mut scenario, columns)?;
+    Ok(scenario)
+}
+
+/// Check a resolved scenario (as [`run`] takes it) as a run checks it first,
+/// without running it: a resolved scenario read from a file is checked so
+/// before its run is estimated. Raises `ValueError` naming the field.
+#[pyfunction]
+fn check<'py>(py: Python<'py>, scenario_json: &str, columns: &Bound<'py, PyDict>) -> PyResult<()> {
+    scenario(py, scenario_json, columns)?
+        .check()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Run a resolved scenario: `scenario_json` is its JSON form without the
 /// columns given in `columns` (name -> a buffer of integers, e.g. a numpy
 /// array), which take no more than their own size on the way in.
@@ -232,9 +254,7 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let accelerations =
         Accelerations::parse(engine).map_err(|e| PyValueError::new_err(format!("engine: {e}")))?;
-    let mut scenario: Scenario = serde_json::from_str(scenario_json)
-        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
-    fill_columns(py, &mut scenario, columns)?;
+    let scenario = scenario(py, scenario_json, columns)?;
     give_back_freed_memory(); // what resolving the scenario in Python left behind
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
@@ -320,6 +340,7 @@ fn build() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(validate_qdisc, m)?)?;
