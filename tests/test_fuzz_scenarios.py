@@ -53,7 +53,8 @@ RATES = ["100kbps", "1Mbps", "10Mbps", "100Mbps", "1Gbps", "2.5 Mbps", "64kbit/s
 SIZES = ["40B", "100B", "576B", "1000B", "1500B", "1kB"]
 BUFFERS = ["1pkt", "5pkt", "20pkt", "100pkt", "3kB", "150kB"]
 PAYLOADS = ["1B", "1kB", "10pkt", "30kB", "inf"]
-QDISCS = ["droptail", "red", "codel", "fq_codel", "sfq", "drr", "qsdrr", "pie", "choke", "sfb", "blue", "cbt"]
+QDISCS = ["droptail", "red", "ared", "red_linux", "fred", "codel", "fq_codel", "sfq", "mqfq", "sfed", "drr", "wdrr",
+          "tdrr", "qsdrr", "dtdrr", "dsdrr", "pie", "choke", "sfb", "blue", "cbt", "dcbt", "chips", "scfq", "wf2q_plus"]
 
 HOSTILE: list[Any] = [
     0, -1, 1, 2**31, 2**32, 2**63, 2**64, 10**30, 1e12, 1e8, 1.5, -0.0, math.inf, -math.inf, math.nan,
@@ -63,6 +64,13 @@ HOSTILE: list[Any] = [
     {"dist": "pareto", "mean": "1kB", "shape": 1.0}, {"kind": "droptail"}, {"kind": "nope"},
     {"dist": "exponential", "mean": "0s"}, {"a": {"b": {"c": {"d": {}}}}},
 ]
+
+
+#: Hostile values for a leaf of the same type: a quantity's text, a count.
+HOSTILE_TEXT = ["1e30s", "1e999999999ms", "1e30Mbps", "1e19bps", "1e30B", "1e30pkt", "9999999999999999999pkt",
+                "1e30/s", "-1ms", "-0s", "0ns", "1e-30s", "1e-30pkt", "nan ms", "inf s", "10 MB", "1000b", "1 0ms",
+                "1e15bps", "1ns", "1000000000s", "0bps", "0B", "0pkt", "0/s", "1e-9/s"]
+HOSTILE_NUMBER = [0, -1, 2**31, 2**32, 2**32 - 1, 2**63, 2**64, 1e12, 1e8, 1e300, 1.5, -0.5, math.nan, math.inf]
 
 
 def _deep(n: int) -> Any:
@@ -78,12 +86,39 @@ HOSTILE.append(_deep(40))
 # structurally valid scenarios
 
 
+#: Values a discipline's parameter may be given, by its unit in the core's catalogue.
+BY_UNIT: dict[str, list[Any]] = {
+    "time": TIMES + ["5ms", "100ms"],
+    "bytes": SIZES + ["0B"],
+    "packets": [1, 10, 100, "10pkt", "1000pkt"],
+    "buffer": BUFFERS,
+    "rate": RATES,
+    "number": [0, 1, 2, 3, 5, 10, 64, 0.001, 0.1, 0.5, 0.9, 1.0, 1.5, -1, 1e12, 2**40, math.nan, math.inf],
+    "flag": [True, False],
+    "choice": ["", "none", "bloom", "hash", "head", "tail", "dequeue", "ns2", "linux", "exact"],
+    "table": [{}, {"period": "10ms"}, {"bits": 8, "hashes": 1}],
+    "tables": [[], [{"weight": 2}], [{"flow": 0, "weight": 3}]],
+}
+
+
+def _catalogue() -> dict[str, Any]:
+    from aqmlab.qdiscs import catalogue
+
+    return catalogue()
+
+
 @st.composite
 def qdisc(draw: Any) -> dict[str, Any]:
     kind = draw(st.sampled_from(QDISCS))
     q: dict[str, Any] = {"kind": kind, "limit": draw(st.sampled_from(BUFFERS))}
     if kind == "fq_codel":
         q["limit"] = draw(st.sampled_from(["10pkt", "100pkt", "1000pkt"]))
+    if kind in ("drr", "qsdrr"):
+        q["queues"] = draw(st.integers(1, 8))
+    params = _catalogue()[kind].parameters
+    for _ in range(draw(st.integers(0, 2))):
+        p = params[draw(st.sampled_from(sorted(params)))]
+        q[p.key] = draw(st.sampled_from(BY_UNIT.get(p.unit, HOSTILE)))
     return q
 
 
@@ -209,18 +244,26 @@ def _at(value: Any, path: tuple) -> Any:
 
 @st.composite
 def spoiled(draw: Any) -> dict[str, Any]:
+    """A valid scenario with up to three mutations, chosen uniformly (hypothesis's own
+    choices favour the first of a list: here every field and value is as likely)."""
     s = draw(scenario())
-    for _ in range(draw(st.integers(0, 3))):
-        paths = [p for p in _paths(s) if p]
-        path = draw(st.sampled_from(paths))
+    rnd = draw(st.randoms(use_true_random=False))
+    for _ in range(rnd.choice([0, 1, 1, 2, 3])):
+        path = rnd.choice([p for p in _paths(s) if p])
         parent, key = _at(s, path[:-1]), path[-1]
-        action = draw(st.sampled_from(["replace", "replace", "replace", "drop", "add"]))
+        action = rnd.choice(["replace", "replace", "replace", "drop", "add"])
         if action == "replace":
-            parent[key] = copy.deepcopy(draw(st.sampled_from(HOSTILE)))
+            old = parent[key]
+            pool = HOSTILE
+            if isinstance(old, str) and rnd.random() < 0.5:
+                pool = HOSTILE_TEXT
+            elif isinstance(old, (int, float)) and not isinstance(old, bool) and rnd.random() < 0.5:
+                pool = HOSTILE_NUMBER
+            parent[key] = copy.deepcopy(rnd.choice(pool))
         elif action == "drop" and isinstance(parent, dict):
             del parent[key]
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["colour", "limit", "rate", "kind", "count"]))] = copy.deepcopy(draw(st.sampled_from(HOSTILE)))
+            parent[rnd.choice(["colour", "limit", "rate", "kind", "count", "target", "max_p"])] = copy.deepcopy(rnd.choice(HOSTILE))
     return s
 
 

@@ -561,16 +561,24 @@ def _queue_packets(spec: dict[str, Any], packet: float) -> float:
 
 
 def _min_time(spec: Any) -> float | None:
-    """The shortest time parameter of a discipline's spec, in ns (its clock ticks no
-    faster)."""
+    """The shortest time parameter of a discipline (its own or a table's, such as a
+    Bloom filter's period; given or by default), in ns: its clock ticks no faster."""
     from .qdiscs import catalogue
 
-    try:
-        params = catalogue()[spec["kind"]].params
-    except (KeyError, TypeError, AttributeError):
-        return None
-    times = [v for k, v in spec.items() if k in params and params[k].unit == "time" and isinstance(v, int) and v > 0]
+    kind = catalogue().get(spec.get("kind")) if isinstance(spec, dict) else None
+    times = _times(spec, kind.parameters) if kind is not None else []
     return float(min(times)) if times else None
+
+
+def _times(table: dict[str, Any], params: dict[str, Any]) -> list[int]:
+    out = []
+    for name, p in params.items():
+        value = table.get(name, p.default)
+        if p.unit == "time" and isinstance(value, int) and value > 0:
+            out.append(value)
+        elif isinstance(value, dict) and p.parameters:
+            out += _times(value, p.parameters)
+    return out
 
 
 def _dist_mean(d: dict[str, Any]) -> float:
