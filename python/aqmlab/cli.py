@@ -15,6 +15,7 @@ with status 2, without a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -30,6 +31,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+#: ``--force``: past the limits of docs/user-guide.md, "Limits".
+FORCE_HELP = "Run even when the estimate exceeds the memory available or the event budget."
 
 
 def _mount_size() -> None:
@@ -140,7 +145,9 @@ def validate(
         resolved = s.resolve()
     for line in describe(s, resolved):
         typer.echo(line)
-    typer.echo(estimate(resolved).describe())
+    from .resolve import group_label
+
+    typer.echo(estimate(resolved, {group_label(f, i): f"flows[{i}]" for i, f in enumerate(s.flows)}).describe())
     typer.echo("ok")
 
 
@@ -170,16 +177,18 @@ def run(
         "fast", "--engine", help='"fast" (every acceleration) or "reference" (every event): the same results.'
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
-    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
     from .limits import forced
 
     with forced(force):
-        _run(scenario, out, plot, seed, engine, quiet)
+        _run(scenario, out, plot, seed, engine, quiet, force)
 
 
-def _run(scenario: str, out: Optional[Path], plot: bool, seed: Optional[int], engine: str, quiet: bool) -> None:
+def _run(
+    scenario: str, out: Optional[Path], plot: bool, seed: Optional[int], engine: str, quiet: bool, force: bool
+) -> None:
     from .run import run as run_scenario
     from .run import run_resolved
     from .scenario import Scenario
@@ -190,9 +199,7 @@ def _run(scenario: str, out: Optional[Path], plot: bool, seed: Optional[int], en
         resolved = _load_resolved(Path(scenario))
         if seed is not None:
             resolved["seed"] = seed
-        from .limits import is_forced
-
-        res = run_resolved(resolved, progress=not quiet, engine=engine, force=is_forced())
+        res = run_resolved(resolved, progress=not quiet, engine=engine, force=force)
         name = Path(scenario).name if Path(scenario).is_dir() else Path(scenario).stem
     else:
         s = Scenario.load(scenario)
@@ -225,7 +232,7 @@ def sweep(
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
-    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .limits import forced
@@ -266,7 +273,7 @@ def reproduce(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table."),
-    force: bool = typer.Option(False, "--force", help="Run even when the estimate exceeds the memory available or the event budget."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -422,8 +429,6 @@ def main(argv: list[str] | None = None) -> None:
     command = next((a for a in args if not a.startswith("-")), None)
     if command in (None, "size"):  # help, or the size group itself
         _mount_size()
-    import signal
-
     # SIGTERM stops a command as Ctrl-C does (runs end within a second, a sweep's
     # workers are stopped, no half-written store entry is left), not abruptly.
     signal.signal(signal.SIGTERM, _interrupt)

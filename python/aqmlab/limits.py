@@ -395,9 +395,15 @@ def _udp(resolved: dict[str, Any], seconds: float, hops: Any, delays: Any, where
          events: _Parts) -> tuple[float, float]:
     """Each UDP source's events (it sends at its rate, on average: 10% and ten packets
     of margin; each packet crosses at most every hop of its route); returns the
-    sources' packets on links over the run, and in the pipes at a time."""
+    sources' packets on links over the run, and in the pipes at a time (no more than
+    its first link carries)."""
     np = _np()
     fl = resolved["flows"]
+    rate = np.asarray(resolved["links"]["rate_bps"], dtype=np.float64)
+    offsets, path = fl["path"]["offsets"], fl["path"]["links"]
+    first_hop = np.zeros(len(hops))
+    some = hops > 0
+    first_hop[some] = rate[path[offsets[:-1][some]]]
     group = np.asarray(fl["group"], dtype=np.int64)
     start = np.asarray(fl["start_ns"], dtype=np.float64) / 1e9
     on_links = in_pipes = 0.0
@@ -416,7 +422,8 @@ def _udp(resolved: dict[str, Any], seconds: float, hops: Any, delays: Any, where
         hops_sent = float((sends * hops[mine]).sum())
         events.add(f"UDP packets of {entry}", 2 * hops_sent + sends.sum() + periods, f"{entry}.rate")
         on_links += hops_sent
-        in_pipes += float((sends / max(seconds, 1e-9) * delays[mine]).sum())
+        carried = np.minimum(src["rate_bps"], first_hop[mine]) / (8 * g["packet_size"])
+        in_pipes += float((carried * delays[mine]).sum())
     return on_links, in_pipes
 
 
