@@ -119,6 +119,8 @@ def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
 
     class Core:  # the simulator, refusing every run with seed 2
         validate_qdisc = staticmethod(real.validate_qdisc)
+        check = staticmethod(real.check)
+        qdisc_catalogue = staticmethod(real.qdisc_catalogue)
 
         @staticmethod
         def run(text, columns, callback, engine="fast"):
@@ -205,6 +207,8 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
 
     class Core:
         validate_qdisc = staticmethod(real.validate_qdisc)
+        check = staticmethod(real.check)
+        qdisc_catalogue = staticmethod(real.qdisc_catalogue)
 
         @staticmethod
         def run(text, columns, callback, engine="fast"):
