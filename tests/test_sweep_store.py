@@ -16,6 +16,7 @@ import pytest
 import aqmlab
 from aqmlab.sweeps import plan
 from aqmlab.sweeps.store import DONE, entry_status
+from aqmlab.sweeps.store import damage as store_damage
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = (ROOT / "scenarios" / "dumbbell.toml").read_text()
@@ -118,6 +119,8 @@ def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
 
     class Core:  # the simulator, refusing every run with seed 2
         validate_qdisc = staticmethod(real.validate_qdisc)
+        check = staticmethod(real.check)
+        qdisc_catalogue = staticmethod(real.qdisc_catalogue)
 
         @staticmethod
         def run(text, columns, callback, engine="fast"):
@@ -205,6 +208,8 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
 
     class Core:
         validate_qdisc = staticmethod(real.validate_qdisc)
+        check = staticmethod(real.check)
+        qdisc_catalogue = staticmethod(real.qdisc_catalogue)
 
         @staticmethod
         def run(text, columns, callback, engine="fast"):
@@ -219,3 +224,59 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
     text = buf.getvalue()
     assert "sweep db" in text and "running" in text and "elapsed," in text and "left" in text
     assert "4/4 done, 0 running, 2 failed" in text
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _random_bytes(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = os.urandom(64)
+    path.write_bytes(bytes(data))
+
+
+def _edit_value(path: Path) -> None:
+    row = json.loads(path.read_text())
+    row["summary"]["jain_index"] = 0.999
+    path.write_text(json.dumps(row))
+
+
+def _strip_checksums(path: Path) -> None:
+    path.write_text(json.dumps({"status": "ok"}))
+
+
+#: (file, what is done to it, words of the warning)
+DAMAGE = {
+    "truncated row.json": ("row.json", _truncate, "row.json"),
+    "random bytes in flows.parquet": ("flows.parquet", _random_bytes, "flows.parquet"),
+    "truncated summary.json": ("summary.json", _truncate, "summary.json"),
+    "hand-edited row.json": ("row.json", _edit_value, "row.json"),
+    "a file removed": ("queues.parquet", Path.unlink, "queues.parquet: missing"),
+    "a file added": ("notes.txt", lambda p: p.write_text("mine"), "notes.txt"),
+    "done without checksums": (DONE, _strip_checksums, "no checksums"),
+}
+
+
+@pytest.mark.parametrize("kind", list(DAMAGE))
+def test_damaged_entry_is_reported_by_name_and_recomputed(tmp_path, capsys, kind):
+    scen = _scenario(tmp_path, duration="3s")
+    store = tmp_path / "store"
+    vary = {"tcp.variant": ["reno", "newreno"]}
+    first = aqmlab.sweep(scen, vary, store=store, executor=ThreadPoolExecutor(1))
+    assert first.computed == 2
+    entry = store / first.runs["hash"][0]
+    name, spoil, words = DAMAGE[kind]
+    spoil(entry / name)
+    capsys.readouterr()
+
+    again = aqmlab.sweep(scen, vary, store=store, executor=ThreadPoolExecutor(1))
+    err = capsys.readouterr().err
+    assert f"store entry {entry} is damaged" in err and words in err, err
+    assert again.computed == 1 and again.reused == 1  # recomputed, not reused, not fatal
+    assert again.runs.drop("store_path").equals(first.runs.drop("store_path"))
+    assert store_damage(entry) is None  # the entry was written afresh
+    third = aqmlab.sweep(scen, vary, store=store, executor=ThreadPoolExecutor(1))
+    assert third.computed == 0 and third.reused == 2
+    assert capsys.readouterr().err == ""

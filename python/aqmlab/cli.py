@@ -15,6 +15,7 @@ with status 2, without a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -49,6 +50,10 @@ def _options(
     ),
 ) -> None:
     """aqmlab: a laboratory for router buffer management."""
+
+
+#: ``--force``: past the limits of docs/user-guide.md, "Limits".
+FORCE_HELP = "Run even when the estimate exceeds the memory available or the event budget."
 
 
 def _mount_size() -> None:
@@ -146,14 +151,22 @@ def describe(scenario: Any, resolved: dict[str, Any]) -> list[str]:
 
 
 @app.command()
-def validate(scenario: str = typer.Argument(..., help="Scenario TOML file.")) -> None:
-    """Check a scenario file without running it, and say what it would build."""
+def validate(
+    scenario: str = typer.Argument(..., help="Scenario TOML file."),
+    force: bool = typer.Option(False, "--force", help="Accept a run estimated past the memory available or the event budget."),
+) -> None:
+    """Check a scenario file without running it, and say what it would build and take."""
+    from .limits import estimate, forced
     from .scenario import Scenario
 
-    s = Scenario.load(scenario)
-    resolved = s.resolve()
+    with forced(force):
+        s = Scenario.load(scenario)
+        resolved = s.resolve()
     for line in describe(s, resolved):
         typer.echo(line)
+    from .resolve import group_label
+
+    typer.echo(estimate(resolved, {group_label(f, i): f"flows[{i}]" for i, f in enumerate(s.flows)}).describe())
     typer.echo("ok")
 
 
@@ -183,8 +196,18 @@ def run(
         "fast", "--engine", help='"fast" (every acceleration) or "reference" (every event): the same results.'
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary: only the line saying where the results are."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a scenario and write its results (Parquet, JSON; PNG with --plot)."""
+    from .limits import forced
+
+    with forced(force):
+        _run(scenario, out, plot, seed, engine, quiet, force)
+
+
+def _run(
+    scenario: str, out: Optional[Path], plot: bool, seed: Optional[int], engine: str, quiet: bool, force: bool
+) -> None:
     from .run import run as run_scenario
     from .run import run_resolved
     from .scenario import Scenario
@@ -195,7 +218,7 @@ def run(
         resolved = _load_resolved(Path(scenario))
         if seed is not None:
             resolved["seed"] = seed
-        res = run_resolved(resolved, progress=not quiet, engine=engine)
+        res = run_resolved(resolved, progress=not quiet, engine=engine, force=force)
         name = Path(scenario).name if Path(scenario).is_dir() else Path(scenario).stem
     else:
         s = Scenario.coerce(scenario, seed)
@@ -225,6 +248,7 @@ def sweep(
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .scenario import Scenario
@@ -240,7 +264,9 @@ def sweep(
             raise UserError("the same field is varied twice", f"--vary {expr}")
         varies[field] = expr.partition("=")[2]
     name = Scenario.read(scenario)["name"]
-    result = run_sweep(scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet)
+    result = run_sweep(
+        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+    )
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
     if not quiet:
         _print_sweep(result)
@@ -260,6 +286,7 @@ def reproduce(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -273,7 +300,7 @@ def reproduce(
     if workers is not None and workers < 1:
         raise UserError(f"must be at least 1, got {workers}", "--workers")
     rep = experiments.reproduce(
-        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet
+        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
     )
     if not quiet:
         _print_comparison(rep, fidelity)
@@ -442,10 +469,17 @@ def summary_lines(res: Any) -> list[str]:
     return lines
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the app; a UserError becomes a message and exit status 2."""
     args = sys.argv[1:] if argv is None else list(argv)
     _mount_size()
+    # SIGTERM stops a command as Ctrl-C does (runs end within a second, a sweep's
+    # workers are stopped, no half-written store entry is left), not abruptly.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         app(args=args, prog_name="aqmlab")
     except UserError as e:

@@ -294,6 +294,9 @@ def resolve(s: Any) -> dict[str, Any]:
         resolved["trace"] = _trace(s.trace, net, resolved)
     if s.ties != "hashed":  # the default stays out, so that resolved scenarios keep their hashes
         resolved["ties"] = s.ties
+    from .limits import check
+
+    check(resolved, {label: f"flows[{i}]" for label, i in labels.items()})
     return resolved
 
 

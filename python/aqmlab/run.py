@@ -57,6 +57,7 @@ def run(
     progress: bool | Callable[[float], None] = False,
     seed: int | None = None,
     engine: str = "fast",
+    force: bool = False,
 ) -> Results:
     """Run a scenario and return its :class:`~aqmlab.results.Results`.
 
@@ -67,13 +68,19 @@ def run(
     and host on its own events, skipping none (docs/simulator.md): the results are the
     same to the byte, only slower.
 
+    A run estimated to need more memory than the machine has available, or more
+    events than the budget (docs/user-guide.md, "Limits"), is refused before it
+    starts unless ``force=True``.
+
     A mistake in the scenario raises :class:`~aqmlab.errors.UserError`, including one
     that only the simulator detects.
     """
+    from .limits import forced
     from .scenario import Scenario
 
-    s = Scenario.coerce(scenario, seed)
-    return run_resolved(s.resolve(), s, progress, engine)
+    with forced(force):
+        s = Scenario.coerce(scenario, seed)
+        return run_resolved(s.resolve(), s, progress, engine)
 
 
 def run_resolved(
@@ -81,14 +88,26 @@ def run_resolved(
     source: Scenario | None = None,
     progress: bool | Callable[[float], None] = False,
     engine: str = "fast",
+    force: bool = False,
 ) -> Results:
     """Run a resolved scenario (the contract, :mod:`aqmlab.contract`); ``source`` is
-    the scenario it was resolved from, when known."""
-    from . import contract
+    the scenario it was resolved from, when known (then resolving it checked its
+    estimate; otherwise it is checked here, unless ``force``)."""
+    from . import contract, limits
     from .results import Results
 
     core = _core()
-    text, columns = contract.for_core(resolved)
+    try:
+        text, columns = contract.for_core(resolved)
+    except (TypeError, ValueError) as e:  # only a resolved scenario read from a file
+        raise UserError(f"not a resolved scenario ({e})") from None
+    if source is None:  # read from a file: checked by the core, then estimated
+        try:
+            core.check(text, columns)
+        except ValueError as e:
+            raise UserError(f"the simulator refused the scenario: {e}") from None
+        with limits.forced(force):
+            limits.check(resolved)
     bar: Progress | None = None
     callback: Callable[[float], None] | None
     if callable(progress):

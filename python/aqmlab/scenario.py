@@ -17,14 +17,12 @@ Use::
     text = s.resolved_json()        # the same, as JSON
 """
 
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, create_model, model_validator
 
 from . import units
-from .errors import UserError
 from .qdiscs import Qdisc, large_qdisc
 from .resolve import resolve
 from .schema import (
@@ -543,6 +541,10 @@ class Scenario(Model):
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> "Scenario":  # type: ignore[override]
+        from .limits import check_depth
+
+        if isinstance(obj, dict):
+            check_depth(obj)
         try:
             return super().model_validate(obj, *args, **kwargs)
         except ValidationError as e:
@@ -555,18 +557,12 @@ class Scenario(Model):
 
     @staticmethod
     def read(path: str | Path) -> dict[str, Any]:
-        """A TOML scenario file's tables, not yet validated."""
+        """A TOML scenario file's tables, not yet validated (refused by name when it
+        is too large, not UTF-8, not TOML, or nested too deep: limits.read_toml)."""
+        from .limits import read_toml
+
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UserError(f"no such file: {path}") from None
-        except OSError as e:
-            raise UserError(f"cannot read {path}: {e.strerror}") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise UserError(f"{path}: invalid TOML: {e}") from None
+        data = read_toml(path)
         data.setdefault("name", path.stem)
         return data
 
@@ -593,8 +589,12 @@ class Scenario(Model):
             raise field_error("sample_interval", "must not exceed duration")
         # Everything that needs the network (names, routes, list lengths, draws) is
         # checked by resolving, once (pydantic runs this validator again around a
-        # custom __init__); resolution raises UserErrors naming the field.
+        # custom __init__); resolution raises UserErrors naming the field, and
+        # refuses a run too large for the machine (limits.py), before and after.
         if self._resolved is None:
+            from .limits import check_declared
+
+            check_declared(self)
             self._resolved = resolve(self)
         return self
 

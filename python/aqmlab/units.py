@@ -88,7 +88,20 @@ def _split(value: object, what: str, example: str, field: str | None) -> tuple[D
         num = Decimal(m["num"])
     except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
         raise UserError(f'expected {what} such as "{example}", got {_show(value)}', field)
+    if num.adjusted() > 30:  # beyond any quantity the core holds, whatever its unit
+        raise UserError(f"{what} is too large, got {_show(value)}", field)
     return num, m["unit"]
+
+
+#: The largest quantity in its smallest unit (ns, bit/s, bytes): the core's integers.
+MAX_VALUE = 2**63 - 1
+
+
+def _bounded(num: Decimal, value: object, what: str, field: str | None) -> Decimal:
+    """``num`` (a quantity in its smallest unit), refused when the core cannot hold it."""
+    if num > MAX_VALUE:
+        raise UserError(f"{what} is too large (at most 2^63 in its smallest unit), got {_show(value)}", field)
+    return num
 
 
 def _to_int(num: Decimal) -> int:
@@ -110,7 +123,7 @@ def parse_rate(value: object, field: str | None = None, allow_zero: bool = False
         hint = " (rates are in bits per second: bps, Mbps, Mb/s, ...)" if "B" in unit else ""
         raise UserError(f'expected a rate such as "10Mbps"{hint}, got {_show(value)}', field)
     _check_sign(num, value, "a rate", field, allow_zero)
-    bps = _to_int(num * _RATE_PREFIX[m["prefix"].lower()])
+    bps = _to_int(_bounded(num * _RATE_PREFIX[m["prefix"].lower()], value, "a rate", field))
     if bps == 0 and not allow_zero:
         raise UserError(f"a rate must be at least 1 bit per second, got {_show(value)}", field)
     return bps
@@ -126,7 +139,7 @@ def parse_time(value: object, field: str | None = None, allow_zero: bool = True)
     else:
         raise UserError(f'expected a time such as "20ms", got {_show(value)}', field)
     _check_sign(num, value, "a time", field, allow_zero)
-    ns = _to_int(num * mult)
+    ns = _to_int(_bounded(num * mult, value, "a time", field))
     if ns == 0 and not allow_zero:
         raise UserError(f"a time must be at least 1ns, got {_show(value)}", field)
     return ns
@@ -145,7 +158,7 @@ def parse_bytes(value: object, field: str | None = None, allow_zero: bool = Fals
         hint = " (sizes are in bytes: B, kB, MB, KiB, ...)" if unit.endswith("b") or "bit" in unit else ""
         raise UserError(f'expected a size such as "1000B"{hint}, got {_show(value)}', field)
     _check_sign(num, value, "a size", field, allow_zero)
-    exact = num * mult
+    exact = _bounded(num * mult, value, "a size", field)
     if not whole:
         return float(exact)
     if exact != exact.to_integral_value():
@@ -159,6 +172,7 @@ def parse_packets(value: object, field: str | None = None, allow_zero: bool = Fa
     if unit not in _PACKET_UNITS:
         raise UserError(f'expected a packet count such as "100pkt", got {_show(value)}', field)
     _check_sign(num, value, "a packet count", field, allow_zero)
+    _bounded(num, value, "a packet count", field)
     if num != num.to_integral_value():
         raise UserError(f"a packet count must be a whole number, got {_show(value)}", field)
     return int(num)
@@ -215,7 +229,7 @@ def payload_amount(value: object, payload_per_packet: int, field: str | None = N
     else:
         raise UserError(f'expected a size such as "100kB" or "30pkt", got {_show(value)}', field)
     _check_sign(num, value, "a size", field, allow_zero=False)
-    return float(num * mult)
+    return float(_bounded(num * mult, value, "a size", field))
 
 
 def parse_frequency(value: object, field: str | None = None) -> float:
@@ -224,7 +238,7 @@ def parse_frequency(value: object, field: str | None = None) -> float:
     if unit not in _FREQ_UNITS:
         raise UserError(f'expected a frequency such as "50/s", got {_show(value)}', field)
     _check_sign(num, value, "a frequency", field, allow_zero=False)
-    return float(num * _FREQ_UNITS[unit])
+    return float(_bounded(num * _FREQ_UNITS[unit], value, "a frequency", field))
 
 
 def format_rate(bps: float) -> str:

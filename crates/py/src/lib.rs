@@ -234,11 +234,34 @@ fn fill_columns(
     Ok(())
 }
 
+/// A resolved scenario from its JSON form and its columns (see [`run`]).
+fn scenario(
+    py: Python<'_>,
+    scenario_json: &str,
+    columns: &Bound<'_, PyDict>,
+) -> PyResult<Scenario> {
+    let mut scenario: Scenario = serde_json::from_str(scenario_json)
+        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
+    fill_columns(py, &mut scenario, columns)?;
+    Ok(scenario)
+}
+
+/// Check a resolved scenario (as [`run`] takes it) as a run checks it first,
+/// without running it: a resolved scenario read from a file is checked so
+/// before its run is estimated. Raises `ValueError` naming the field.
+#[pyfunction]
+fn check<'py>(py: Python<'py>, scenario_json: &str, columns: &Bound<'py, PyDict>) -> PyResult<()> {
+    scenario(py, scenario_json, columns)?
+        .check()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Run a resolved scenario: `scenario_json` is its JSON form without the
 /// columns given in `columns` (name -> a buffer of integers, e.g. a numpy
 /// array), which take no more than their own size on the way in.
 /// `progress(simulated_seconds)` is called every quarter second or so of
-/// wall time.
+/// wall time, when Python's pending signals are also handled: a signal
+/// handler that raises (`KeyboardInterrupt`) stops the run.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, columns, progress=None, engine="fast"))]
 fn run<'py>(
@@ -250,22 +273,22 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let accelerations =
         Accelerations::parse(engine).map_err(|e| PyValueError::new_err(format!("engine: {e}")))?;
-    let mut scenario: Scenario = serde_json::from_str(scenario_json)
-        .map_err(|e| PyValueError::new_err(format!("scenario: {e}")))?;
-    fill_columns(py, &mut scenario, columns)?;
+    let scenario = scenario(py, scenario_json, columns)?;
     give_back_freed_memory(); // what resolving the scenario in Python left behind
     let mut callback_error: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // Called every quarter second or so of wall time, with or without
+            // a progress callback: Python's signal handlers (Ctrl-C, SIGTERM)
+            // run here, so that a quiet run stops as promptly as one with a bar.
             aqmlab_sim::run_with(scenario, accelerations, |t| {
-                let Some(cb) = &progress else { return true };
                 Python::attach(|py| {
-                    if let Err(e) = py.check_signals() {
-                        callback_error = Some(e);
-                        return false;
-                    }
-                    match cb.call1(py, (t,)) {
-                        Ok(_) => true,
+                    let outcome = py.check_signals().and_then(|()| match &progress {
+                        Some(cb) => cb.call1(py, (t,)).map(drop),
+                        None => Ok(()),
+                    });
+                    match outcome {
+                        Ok(()) => true,
                         Err(e) => {
                             callback_error = Some(e);
                             false
@@ -336,6 +359,7 @@ fn build() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(validate_qdisc, m)?)?;

@@ -40,8 +40,8 @@ def get(experiment_id: str) -> Experiment:
 
 
 def reproduce(experiment_id: str, fidelity: str = "quick", out: str | Path = Path("results") / "reproduce", **kw: Any) -> Reproduction:
-    """Run one experiment (``executor``, ``workers``, ``store``, ``progress`` as for
-    :func:`aqmlab.sweep`) and write it to ``<out>/<fidelity>/<id>/``."""
+    """Run one experiment (``executor``, ``workers``, ``store``, ``progress``, ``force``
+    as for :func:`aqmlab.sweep`) and write it to ``<out>/<fidelity>/<id>/``."""
     exp = get(experiment_id)
     if fidelity not in exp.fidelities:
         raise UserError(f"expected one of {', '.join(exp.fidelities)}, got {fidelity!r}", "--fidelity")

@@ -150,16 +150,19 @@ def reproduce(
     workers: int | None = None,
     store: str | Path | None = None,
     progress: Any = False,
+    force: bool = False,
 ) -> Reproduction:
-    """Run ``experiment`` at ``fidelity``, compare with the paper, write ``<out>/<fidelity>/<id>/``."""
+    """Run ``experiment`` at ``fidelity``, compare with the paper, write ``<out>/<fidelity>/<id>/``.
+    ``force`` runs scenarios estimated past the machine's memory or the event budget."""
     from .. import __version__
+    from ..limits import forced
     from ..results import PARQUET_OPTIONS, dump_json
     from ..sweeps import Runner
     from ..tomlout import dumps
 
     params = experiment.fidelities[fidelity]
     t0 = time.perf_counter()
-    with Runner(executor, workers, store, progress) as runner:
+    with forced(force), Runner(executor, workers, store, progress, force) as runner:
         table = experiment.measure(runner, params)
     wall = time.perf_counter() - t0
     found = experiment.findings(table, params)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..errors import UserError
 from ..progress import Progress, elapsed
 from . import store as _store
+from . import workers as _workers
 from .vary import grid, parse_values, set_path, vary_arg
 
 DEFAULT_STORE = Path("results") / "store"
@@ -156,16 +157,20 @@ class _Executor:
     def __init__(self, spec: Any, workers: int | None) -> None:
         self._own: list[Any] = []
         self.dask = False
+        self.local = False  # our own process pool, whose workers call through workers.call
         self.workers = workers or os.cpu_count() or 1
         if spec is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             # forkserver: workers start clean (forking a process that already runs
-            # polars' thread pool can deadlock)
+            # polars' thread pool can deadlock); they die with the sweep (workers.py)
             ctx = multiprocessing.get_context("forkserver")
-            self.pool: Any = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            self.pool: Any = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_workers.init, initargs=(os.getpid(),)
+            )
             self._own.append(self.pool)
+            self.local = True
         elif isinstance(spec, str):
             try:
                 from distributed import Client, LocalCluster
@@ -196,6 +201,8 @@ class _Executor:
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self.dask:
             return self.pool.submit(fn, *args, pure=False)
+        if self.local:
+            return self.pool.submit(_workers.call, fn, *args)
         return self.pool.submit(fn, *args)
 
     def as_completed(self, futures: list[Any]) -> Iterable[Any]:
@@ -203,19 +210,33 @@ class _Executor:
             from distributed import as_completed
 
             return as_completed(futures)
-        from concurrent.futures import as_completed
+        return _as_completed(futures)
 
-        return as_completed(futures)
-
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """Shut down what this executor started; when ``interrupted``, stop the local
+        workers' runs now rather than wait for them."""
         for obj in self._own:
             try:
-                if hasattr(obj, "shutdown") and not self.dask:
+                if interrupted and self.local:
+                    _workers.terminate(obj)
+                elif hasattr(obj, "shutdown") and not self.dask:
                     obj.shutdown(cancel_futures=True)
                 else:
                     obj.close()
             except Exception:  # noqa: BLE001 - closing is best effort
                 pass
+
+
+def _as_completed(futures: list[Any]) -> Iterable[Any]:
+    """Futures as they complete, waiting a quarter second at a time: a signal that
+    the kernel hands to another thread (the pool's own) is then still seen by the
+    main thread within that time, where an endless wait would never wake for it."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 # ---------------------------------------------------------------------------
@@ -277,9 +298,14 @@ class Runner:
     ``progress`` are as for :func:`sweep`. Use as a context manager (or ``close()``)."""
 
     def __init__(
-        self, executor: Any = None, workers: int | None = None, store: str | Path | None = None, progress: Any = False
+        self,
+        executor: Any = None,
+        workers: int | None = None,
+        store: str | Path | None = None,
+        progress: Any = False,
+        force: bool = False,
     ) -> None:
-        self.spec, self.workers, self.progress = executor, workers, progress
+        self.spec, self.workers, self.progress, self.force = executor, workers, progress, force
         self.root = Path(store if store is not None else DEFAULT_STORE).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self._ex: _Executor | None = None
@@ -289,12 +315,14 @@ class Runner:
     def __enter__(self) -> "Runner":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.close(interrupted=exc_type is not None)
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """Shut the executor down; ``interrupted`` (an exception such as Ctrl-C is on
+        its way out) stops the runs in progress instead of waiting for them."""
         if self._ex is not None:
-            self._ex.close()
+            self._ex.close(interrupted)
             self._ex = None
 
     def run(self, tasks: list[Task], label: str) -> dict[str, dict[str, Any]]:
@@ -304,8 +332,8 @@ class Runner:
             by_hash.setdefault(t.hash, t)
         outcome: dict[str, dict[str, Any]] = {}
         for h in by_hash:
-            if _store.entry_status(self.root / h) == "ok":
-                outcome[h] = _store.read_row(self.root / h)
+            if (row := _store.reusable_row(self.root / h)) is not None:
+                outcome[h] = row
         self.reused += sum(1 for t in tasks if t.hash in outcome)
         todo = [h for h in by_hash if h not in outcome]
         if not todo:
@@ -317,7 +345,10 @@ class Runner:
         extra = f" ({len(outcome)} already in the store)" if outcome else ""
         bar = _Progress(len(todo), ex.workers, self.progress, f"{label}{extra}")
         try:
-            futures = {ex.submit(_store.run_entry, by_hash[h].resolved, str(self.root), by_hash[h].scenario): h for h in todo}
+            futures = {
+                ex.submit(_store.run_entry, by_hash[h].resolved, str(self.root), by_hash[h].scenario, self.force): h
+                for h in todo
+            }
             pending = len(futures)
             bar.update(pending)
             for fut in ex.as_completed(list(futures)):
@@ -345,6 +376,7 @@ def sweep(
     workers: int | None = None,
     store: str | Path | None = None,
     progress: Any = False,
+    force: bool = False,
 ) -> SweepResult:
     """Run every grid point of ``vary`` (a dict field -> values, or -> the text of a
     ``--vary``) with ``seeds`` seeds, and return the tables.
@@ -353,12 +385,16 @@ def sweep(
     ``"local"`` for a Dask LocalCluster; ``"tcp://HOST:PORT"`` for a Dask scheduler;
     or a ``concurrent.futures.Executor`` / ``distributed.Client`` of your own (left
     open). ``store``: the result store (default ``results/store``). ``progress``:
-    True for a progress bar on stderr (or a ``rich.console.Console`` to draw it on)."""
+    True for a progress bar on stderr (or a ``rich.console.Console`` to draw it on).
+    ``force``: run grid points estimated past the memory available or the event
+    budget (docs/user-guide.md, "Limits"), which are otherwise refused before any runs."""
+    from ..limits import forced
     from .table import runs_table, summary_table
 
     t0 = time.perf_counter()
-    fields, tasks = plan(scenario, vary, seeds)
-    with Runner(executor, workers, store, progress) as runner:
+    with forced(force):
+        fields, tasks = plan(scenario, vary, seeds)
+    with Runner(executor, workers, store, progress, force) as runner:
         outcome = runner.run(tasks, f"sweep {_name(scenario)}")
     root = runner.root
     rows = []
