@@ -92,3 +92,17 @@ def test_sawtooth_period_within_ten_percent_of_the_fluid_model(scenario, buffer)
     measured = sum(periods) / len(periods)
     model = sawtooth_period_general(buffer, C, TWO_TP)
     assert abs(measured - model) / model <= 0.10, f"period {measured:.2f} s, model {model:.2f} s"
+
+
+def test_a_header_size_of_zero_counts_the_whole_packet_as_goodput():
+    """A paper that counts payload only (seed 000: 1500-byte packets, 5 Mb/s of
+    goodput each for 100 flows on 500 Mb/s) sets header_size = "0B": goodput is
+    then the bottleneck's throughput of data, not 96% of it."""
+    d = aqmlab.Scenario.load(SCENARIOS / "single-flow-bdp.toml").to_dict()
+    ratios = {}
+    for header in ("0B", "40B"):
+        d["tcp"]["header_size"] = header
+        s = aqmlab.run(aqmlab.Scenario.coerce(d)).summary
+        ratios[header] = s["goodput_bps"] / (s["bottleneck_utilization"] * C * 8000)
+    assert ratios["0B"] == pytest.approx(1.0, abs=0.005)
+    assert ratios["40B"] == pytest.approx(0.96, abs=0.005)

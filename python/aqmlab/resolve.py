@@ -38,7 +38,7 @@ def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
     from .schema import packets_value
 
     packet = units.parse_bytes(cfg.packet_size, f"{where}.packet_size")
-    header = units.parse_bytes(cfg.header_size, f"{where}.header_size")
+    header = units.parse_bytes(cfg.header_size, f"{where}.header_size", allow_zero=True)
     if header >= packet:
         raise UserError(f"must be smaller than packet_size ({cfg.packet_size})", f"{where}.header_size")
     rwnd = packets_value(cfg.receiver_window)

@@ -78,6 +78,8 @@ Time = _unit(units.parse_time)
 PositiveTime = _unit(units.parse_time, allow_zero=False)
 #: ``"1000B"``: bytes, > 0.
 Size = _unit(units.parse_bytes)
+#: ``"40B"``: bytes, >= 0 (``"0B"`` or bare ``0`` allowed).
+SizeOrZero = _unit(units.parse_bytes, allow_zero=True)
 #: ``"100pkt"`` or ``"150kB"``: a buffer limit.
 Buffer = _unit(lambda v, f: units.parse_buffer(v, f))
 #: ``"100kB"`` or ``"30pkt"`` (whole packets of payload).
