@@ -336,8 +336,50 @@ def test_defaults_are_filled_in_when_written_back():
     d = s.to_dict()
     assert d["seed"] == 1 and d["warmup"] == "0s" and d["sample_interval"] == "100ms"
     assert d["tcp"]["receiver_window"] == 10000 and d["tcp"]["min_rto"] == "200ms"
-    assert d["topology"]["access_qdisc"] == {"kind": "droptail", "limit": "100000pkt"}
+    assert d["topology"]["access_qdisc"] == {"kind": "droptail", "limit": "50pkt"}
+    assert d["topology"]["delivery_qdisc"] == {"kind": "droptail", "limit": "100000pkt"}
     assert d["flows"][0]["size"] == "inf"
+
+
+NS2_QUEUE = {"kind": "droptail", "limit": {"packets": 50}}
+LARGE_QUEUE = {"kind": "droptail", "limit": {"packets": 100_000}}
+
+
+@pytest.mark.parametrize("name", ["dumbbell", "multi-rtt", "parking-lot"])
+def test_hosts_own_queues_default_to_ns2s_and_queues_into_hosts_to_large(name):
+    """docs/user-guide.md, "Default queues": a window outgrowing its path waits at
+    most 50 packets in its sender's queue, and nothing a bottleneck let through is
+    dropped on its way into a host."""
+    d = Scenario.load(ROOT / f"scenarios/{name}.toml").to_dict()
+    for field in ("access_qdisc", "delivery_qdisc"):
+        d["topology"].pop(field, None)
+    links = links_by_name(rows(Scenario.model_validate(d).resolve()))
+    sender, receiver = ("access_src0", "access_dst0") if name == "parking-lot" else ("access_s0", "access_d0")
+    assert links[sender]["qdisc"] == links[f"{receiver}_rev"]["qdisc"] == NS2_QUEUE
+    assert links[receiver]["qdisc"] == links[f"{sender}_rev"]["qdisc"] == LARGE_QUEUE
+    reverse = "hop0_rev" if name == "parking-lot" else "bottleneck_rev"
+    assert links[reverse]["qdisc"] == LARGE_QUEUE
+    d["topology"]["access_qdisc"] = {"kind": "red", "limit": "30pkt"}
+    links = links_by_name(rows(Scenario.model_validate(d).resolve()))
+    assert links[sender]["qdisc"]["kind"] == links[f"{receiver}_rev"]["qdisc"]["kind"] == "red"
+    assert links[receiver]["qdisc"] == LARGE_QUEUE
+
+
+def test_a_graph_link_defaults_to_ns2s_queue():
+    r = rows(Scenario.load(ROOT / "scenarios/graph.toml").resolve())
+    links = links_by_name(r)
+    assert links["a->r1"]["qdisc"] == links["r1->a"]["qdisc"] == NS2_QUEUE
+
+
+def test_a_header_size_of_zero_makes_the_packet_all_payload():
+    d = dumbbell()
+    d["tcp"] = {"packet_size": "1500B", "header_size": "0B"}
+    d["flows"][0]["size"] = "30pkt"
+    r = rows(Scenario.model_validate(d).resolve())
+    assert r["tcp_profiles"][0]["header_size"] == 0
+    assert r["flows"][0]["size_bytes"] == 30 * 1500
+    d["tcp"]["header_size"] = "-1B"
+    assert _error(d).field == "tcp.header_size"
 
 
 def test_with_seed():

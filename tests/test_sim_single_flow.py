@@ -9,8 +9,9 @@ typed in.
 
 import pytest
 
+import aqmlab
 from aqmlab import experiments
-from aqmlab.experiments.appenzeller import SINGLE_C_PPS, SINGLE_TWO_TP_S
+from aqmlab.experiments.appenzeller import SINGLE_C_PPS, SINGLE_TWO_TP_S, SingleFlowParams
 from aqmlab.theory.sizing import sawtooth_period_general, single_flow_empty_share, single_flow_utilization
 
 BDP = SINGLE_C_PPS * SINGLE_TWO_TP_S
@@ -67,3 +68,17 @@ def test_two_flows_fall_into_step(tmp_path):
     assert f["cuts"] >= 10
     assert f["in_phase"] >= 0.9
     assert f["utilization"] >= 0.995
+
+
+def test_a_header_size_of_zero_counts_the_whole_packet_as_goodput():
+    """A paper that counts payload only (seed 000: 1500-byte packets, 5 Mb/s of
+    goodput each for 100 flows on 500 Mb/s) sets header_size = "0B": goodput is
+    then the bottleneck's throughput of data, not 96% of it."""
+    d = SingleFlowParams(142, duration_s=100.0).scenario()
+    ratios = {}
+    for header in ("0B", "40B"):
+        d["tcp"]["header_size"] = header
+        s = aqmlab.run(d).summary
+        ratios[header] = s["goodput_bps"] / (s["bottleneck_utilization"] * SINGLE_C_PPS * 8000)
+    assert ratios["0B"] == pytest.approx(1.0, abs=0.005)
+    assert ratios["40B"] == pytest.approx(0.96, abs=0.005)

@@ -253,10 +253,24 @@ QDISC_MODELS: list[type[Model]] = [_model(k) for k in catalogue().values()]
 
 Qdisc = tagged_union("kind", QDISC_MODELS, "queue discipline")
 
-#: The default for every link whose ``qdisc`` is not given: a DropTail so large it
-#: never drops in practice (100,000 packets).
+#: A DropTail so large it never drops in practice (100,000 packets): the default of
+#: the queues that only carry what a bottleneck let through, at no more than its rate
+#: (a router's queue towards a host, the ACKs' way back).
 LARGE_QDISC: dict[str, Any] = {"kind": "droptail", "limit": "100000pkt"}
+
+#: ns-2's default queue (DropTail, ``Queue set limit_ 50``): the default of a host's
+#: own queue, where a window that outgrew the path would otherwise wait unbounded,
+#: and of a graph's links (docs/user-guide.md, "Default queues").
+NS2_QDISC: dict[str, Any] = {"kind": "droptail", "limit": "50pkt"}
+
+
+def _droptail(spec: dict[str, Any]) -> Model:
+    return QDISC_MODELS[list(catalogue()).index("droptail")].model_validate(spec)
 
 
 def large_qdisc() -> Model:
-    return QDISC_MODELS[list(catalogue()).index("droptail")].model_validate(LARGE_QDISC)
+    return _droptail(LARGE_QDISC)
+
+
+def ns2_qdisc() -> Model:
+    return _droptail(NS2_QDISC)

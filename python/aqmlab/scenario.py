@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, create_model, model_validator
 
 from . import units
-from .qdiscs import Qdisc, large_qdisc
+from .qdiscs import Qdisc, large_qdisc, ns2_qdisc
 from .resolve import resolve
 from .schema import (
     Amount,
@@ -184,7 +184,9 @@ class TcpConfig(Model):
         "reno", description='Congestion control: "reno", "tahoe", "newreno", "sack" or "cubic".'
     )
     packet_size: Size = Field("1000B", description="Data packet size on the wire, headers included.")
-    header_size: HeaderSize = Field("40B", description="TCP/IP header bytes inside packet_size.")
+    header_size: HeaderSize = Field(
+        "40B", description='TCP/IP header bytes inside packet_size ("0B": the packet is all payload).'
+    )
     ack_size: Size = Field("40B", description="ACK (and SYN) size on the wire.")
     initial_window: Packets = Field(2, description="Initial congestion window, packets.")
     initial_ssthresh: Optional[Packets] = Field(
@@ -229,6 +231,25 @@ TcpOverride = create_model(
 
 def _default_qdisc() -> Any:
     return Field(default_factory=large_qdisc, description="Queue discipline (default: DropTail 100000pkt).")
+
+
+def _access_qdisc() -> Any:
+    return Field(
+        default_factory=ns2_qdisc,
+        description="Queue discipline of the access links leaving the hosts, their own queues "
+        "(default: DropTail 50pkt, ns-2's).",
+    )
+
+
+def _delivery_qdisc() -> Any:
+    return Field(
+        default_factory=large_qdisc,
+        description="Queue discipline of the access links into the hosts (default: DropTail 100000pkt).",
+    )
+
+
+def _graph_qdisc() -> Any:
+    return Field(default_factory=ns2_qdisc, description="Queue discipline (default: DropTail 50pkt, ns-2's).")
 
 
 class Link(Model):
@@ -277,7 +298,8 @@ class Dumbbell(Model):
     bottleneck: Link = Field(description="The bottleneck r1 -> r2 (monitored).")
     access: AccessLinks = Field(description="Sender access links s{i} <-> r1.")
     receiver_access: ReceiverAccess = Field(default_factory=ReceiverAccess, description="Links r2 <-> d{j}.")
-    access_qdisc: Qdisc = _default_qdisc()
+    access_qdisc: Qdisc = _access_qdisc()
+    delivery_qdisc: Qdisc = _delivery_qdisc()
     reverse_qdisc: Qdisc = _default_qdisc()
 
 
@@ -298,7 +320,8 @@ class MultiRtt(Model):
     bottleneck: Link = Field(description="The bottleneck r1 -> r2 (monitored).")
     access: RateOnly = Field(description="Sender access link rate (delays are computed from rtt).")
     receiver_access: ReceiverAccess = Field(default_factory=ReceiverAccess, description="Links r2 <-> d{j}.")
-    access_qdisc: Qdisc = _default_qdisc()
+    access_qdisc: Qdisc = _access_qdisc()
+    delivery_qdisc: Qdisc = _delivery_qdisc()
     reverse_qdisc: Qdisc = _default_qdisc()
 
 
@@ -318,7 +341,8 @@ class ParkingLot(Model):
     through: PositiveInt = Field(1, description="Host pairs src{k} -> dst{k} crossing all hops.")
     cross: Annotated[int, Field(ge=0)] = Field(1, description="Host pairs per hop crossing that hop only.")
     access: HostAccess = Field(description="Access links of every end host.")
-    access_qdisc: Qdisc = _default_qdisc()
+    access_qdisc: Qdisc = _access_qdisc()
+    delivery_qdisc: Qdisc = _delivery_qdisc()
     reverse_qdisc: Qdisc = _default_qdisc()
 
 
@@ -333,8 +357,8 @@ class GraphLink(Model):
     to: Name = Field(description="Receiving node.")
     rate: Rate = Field(description="Rate.")
     delay: Time = Field(description="One-way propagation delay.")
-    qdisc: Qdisc = _default_qdisc()
-    reverse_qdisc: Qdisc = _default_qdisc()
+    qdisc: Qdisc = _graph_qdisc()
+    reverse_qdisc: Qdisc = _graph_qdisc()
     duplex: bool = Field(True, description="Also make the link to -> from (same rate and delay).")
     monitor: bool = Field(False, description="Sample this link's queue (the forward direction).")
     name: Optional[Name] = Field(None, description='Link name (default "from->to"; twin "to->from").')

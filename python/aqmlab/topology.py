@@ -180,13 +180,14 @@ class Network:
 
     def add_access(
         self, count: int, hosts: list[tuple[str, int, int, int, bool]], rates: list[np.ndarray],
-        delays: list[np.ndarray], qdisc: dict[str, Any],
+        delays: list[np.ndarray], qdiscs: tuple[dict[str, Any], dict[str, Any]],
     ) -> None:
         """Access links of ``count`` numbered hosts of each kind in ``hosts``: (name
         template, index of host 0, index step, router index, sender?). For each number,
         for each kind: the link named ``access_<host>`` (host -> router for a sender,
         router -> host for a receiver) and ``access_<host>_rev`` the other way, at that
-        kind's ``rates[number]`` and ``delays[number]``."""
+        kind's ``rates[number]`` and ``delays[number]``. ``qdiscs``: the disciplines
+        of the links leaving the hosts and of those into them."""
         if not count:
             return
         self._flush()
@@ -205,7 +206,10 @@ class Network:
             "delay_ns": np.repeat(np.stack(delays, axis=1)[:, :, None], 2, axis=2),
         }
         block = {name: col.reshape(-1).astype(LINK_DTYPES[name]) for name, col in block.items()}
-        block["qdisc"] = np.full(2 * k * count, self.qdisc_index(qdisc), dtype=np.uint32)
+        leaving, into = (self.qdisc_index(q) for q in qdiscs)
+        named_qdisc = np.where(sender, leaving, into)
+        block["qdisc"] = np.tile(np.stack([named_qdisc, np.where(sender, into, leaving)], axis=1).reshape(-1), count)
+        block["qdisc"] = block["qdisc"].astype(np.uint32)
         block["monitor"] = np.zeros(2 * k * count, dtype=bool)
         self._blocks.append(block)
         self.link_names.add_numbered([t for name, *_ in hosts for t in (f"access_{name}", f"access_{name}_rev")], count)
@@ -371,6 +375,11 @@ def _qdisc(model: Any, where: str) -> dict[str, Any]:
     return model.to_spec(where)
 
 
+def _access_qdiscs(topo: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The disciplines of the access links leaving the hosts and into them."""
+    return (_qdisc(topo.access_qdisc, "topology.access_qdisc"), _qdisc(topo.delivery_qdisc, "topology.delivery_qdisc"))
+
+
 def _two_routers(
     net: Network, topo: Any, seed: int, n: int, m: int, send_rates: np.ndarray, send_delays: np.ndarray,
     recv_rates: np.ndarray, recv_delays: np.ndarray,
@@ -385,7 +394,7 @@ def _two_routers(
     bdelay = units.parse_time(b.delay, f"{t}.bottleneck.delay")
     net.add_link("bottleneck", "r1", "r2", brate, bdelay, _qdisc(b.qdisc, f"{t}.bottleneck.qdisc"), monitor=True)
     net.add_link("bottleneck_rev", "r2", "r1", brate, bdelay, _qdisc(topo.reverse_qdisc, f"{t}.reverse_qdisc"))
-    aq = _qdisc(topo.access_qdisc, f"{t}.access_qdisc")
+    aq = _access_qdiscs(topo)
     net.add_access(n, [("s{}", senders, 1, r1, True)], [send_rates], [send_delays], aq)
     net.add_access(m, [("d{}", receivers, 1, r2, False)], [recv_rates], [recv_delays], aq)
     net.add_group("senders", senders + np.arange(n))
@@ -470,7 +479,7 @@ def _parking_lot(topo: Any, seed: int) -> Network:
         net.add_link(f"hop{i}_rev", f"r{i + 1}", f"r{i}", rate, delay, _qdisc(topo.reverse_qdisc, f"{t}.reverse_qdisc"))
     arate = units.parse_rate(topo.access.rate, f"{t}.access.rate")
     adelay = units.parse_time(topo.access.delay, f"{t}.access.delay")
-    aq = _qdisc(topo.access_qdisc, f"{t}.access_qdisc")
+    aq = _access_qdiscs(topo)
 
     def pairs(src: str, dst: str, count: int, src_router: int, dst_router: int) -> np.ndarray:
         """``count`` numbered (src, dst) host pairs, each with its access links;

@@ -21,7 +21,7 @@ use common::*;
 
 const FLOWS: u64 = 12;
 
-fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
+fn scenario(bottleneck: &QdiscSpec, bottleneck_delay: Option<u64>) -> aqmlab_sim::Scenario {
     let mut s = odd_dumbbell(FLOWS, 4, reno());
     // Flows 8 to 11 send UDP, 45% of the bottleneck's rate between them.
     for (size, rate_bps) in [(1_137, 7_000_037), (555, 6_500_011)] {
@@ -41,6 +41,9 @@ fn scenario(bottleneck: &QdiscSpec) -> aqmlab_sim::Scenario {
     edit_links(&mut s, |link| {
         if link.name == "bottleneck" {
             link.qdisc = bottleneck.clone();
+        }
+        if link.name.starts_with("bottleneck") {
+            link.delay_ns = bottleneck_delay.unwrap_or(link.delay_ns);
         }
         if let Some(i) = link.name.strip_prefix("access_d") {
             if let Ok(i) = i.parse::<u64>() {
@@ -71,13 +74,25 @@ fn catalogue() -> Vec<(&'static str, QdiscSpec, bool)> {
 
 #[test]
 fn deferred_departures_do_what_events_would() {
+    deferred_departures_exact(None);
+}
+
+/// A bottleneck of no propagation delay (seed 000's multi-RTT case): its
+/// departures may run no later than when they are due, in the `TxDone`
+/// event of their own nanosecond.
+#[test]
+fn deferred_departures_on_a_link_of_no_delay() {
+    deferred_departures_exact(Some(0));
+}
+
+fn deferred_departures_exact(bottleneck_delay: Option<u64>) {
     for (kind, spec, defers) in catalogue() {
         // CoDel drops as packets leave; the others named have timers.
         let q = Qdisc::<SimPacket>::from_spec(&spec, 1);
         assert_eq!(q.defers_departures(), defers, "{kind}");
         let (fast, slow) = (
-            run_reserving(scenario(&spec), true),
-            run_reserving(scenario(&spec), false),
+            run_reserving(scenario(&spec, bottleneck_delay), true),
+            run_reserving(scenario(&spec, bottleneck_delay), false),
         );
         let names = slow.queues.strings("link");
         let bottleneck = names.iter().position(|n| n == "bottleneck").unwrap();

@@ -102,18 +102,10 @@ fn qdisc(json: &str) -> QdiscSpec {
 /// round-rate bottleneck.
 fn tied_dumbbell(flows: usize, bottleneck: QdiscSpec, bottleneck_delay: u64) -> Scenario {
     let mut s = Dumbbell {
-        bottleneck_bps: 20_000_000,
         bottleneck_delay,
-        buffer: 0,
-        access_bps: 100_000_000,
         access_delays: vec![2 * MS; flows],
-        receiver_delay: MS,
         starts: (0..flows as u64).map(|i| (i % 3) * MS).collect(),
-        duration: 6 * S,
-        warmup: 2 * S,
-        sample: 10 * MS,
-        seed: 11,
-        profile: reno(),
+        ..tied_dumbbell_shape()
     }
     .build();
     edit_links(&mut s, |link| {
@@ -124,7 +116,25 @@ fn tied_dumbbell(flows: usize, bottleneck: QdiscSpec, bottleneck_delay: u64) -> 
     s
 }
 
-const BOTTLENECKS: [&str; 9] = [
+/// The rates, delays and times of the tied dumbbells (no flows yet).
+fn tied_dumbbell_shape() -> Dumbbell {
+    Dumbbell {
+        bottleneck_bps: 20_000_000,
+        bottleneck_delay: 5 * MS,
+        buffer: 0,
+        access_bps: 100_000_000,
+        access_delays: vec![],
+        receiver_delay: MS,
+        starts: vec![],
+        duration: 6 * S,
+        warmup: 2 * S,
+        sample: 10 * MS,
+        seed: 11,
+        profile: reno(),
+    }
+}
+
+const BOTTLENECKS: [&str; 12] = [
     r#"{"kind": "droptail", "limit": {"packets": 20}}"#,
     r#"{"kind": "droptail", "limit": {"bytes": 15000}}"#,
     r#"{"kind": "red", "limit": {"packets": 40}, "min_th": 5, "max_th": 15, "gentle": true}"#,
@@ -134,6 +144,9 @@ const BOTTLENECKS: [&str; 9] = [
     r#"{"kind": "codel", "limit": {"packets": 30}}"#,
     r#"{"kind": "fq_codel", "limit": 30}"#,
     r#"{"kind": "dsdrr", "limit": {"packets": 30}}"#,
+    r#"{"kind": "blue", "limit": {"packets": 30}}"#,
+    r#"{"kind": "tdrr", "limit": {"packets": 30}}"#,
+    r#"{"kind": "dtdrr", "limit": {"packets": 30}}"#,
 ];
 
 #[test]
@@ -147,13 +160,37 @@ fn tied_dumbbells_behind_every_kind_of_bottleneck() {
 /// departures may then run no later than when they are due.
 #[test]
 fn a_bottleneck_of_no_delay() {
-    for json in [
-        BOTTLENECKS[0],
-        BOTTLENECKS[2],
-        BOTTLENECKS[3],
-        BOTTLENECKS[4],
-    ] {
+    for json in BOTTLENECKS {
         assert_every_acceleration_exact(json, &tied_dumbbell(6, qdisc(json), 0));
+    }
+}
+
+/// Seed 000's multiple-RTT case (digest 000, E3-MRTT) in small: two RTT
+/// classes, 40 and 200 ms, set by the senders' access delays alone, the
+/// bottleneck and the receivers' links of no delay. The first packets meet
+/// at the bottleneck at one nanosecond, 20 ms and a serialization in.
+#[test]
+fn the_multiple_rtt_bottleneck_of_no_delay() {
+    for json in BOTTLENECKS {
+        let mut s = Dumbbell {
+            bottleneck_delay: 0,
+            receiver_delay: 0,
+            access_delays: [20 * MS, 100 * MS].repeat(4),
+            starts: vec![0; 8],
+            ..tied_dumbbell_shape()
+        }
+        .build();
+        edit_links(&mut s, |link| {
+            if link.name == "bottleneck" {
+                link.qdisc = qdisc(json);
+            }
+        });
+        let r = run_with(s.clone(), Accelerations::NONE);
+        assert!(
+            r.queues.u64("drops")[0] > 10,
+            "{json}: the bottleneck drops"
+        );
+        assert_every_acceleration_exact(json, &s);
     }
 }
 
@@ -301,11 +338,11 @@ fn every_kind_of_traffic_tied() {
 
 /// A random network: a chain of routers joined both ways, hosts hung off
 /// them, TCP and UDP flows between hosts at random routers, every delay
-/// 0, 1 or 2 ms, rates of 10 or 50 Mb/s, small buffers of random kinds.
-fn random_chain(seed: u64) -> Scenario {
+/// one of `delays`, rates of 10 or 50 Mb/s, small buffers of random kinds.
+fn random_chain(seed: u64, delays: &[u64]) -> Scenario {
     let mut rng = Rng::new(seed);
     let routers = 2 + rng.below(3) as u32;
-    let delay = |rng: &mut Rng| rng.below(3) * MS;
+    let delay = |rng: &mut Rng| delays[rng.below(delays.len() as u64) as usize];
     let rate = |rng: &mut Rng| [10_000_000, 50_000_000][rng.below(2) as usize];
     let kinds = [
         r#"{"kind": "droptail", "limit": {"packets": 8}}"#,
@@ -314,7 +351,11 @@ fn random_chain(seed: u64) -> Scenario {
         r#"{"kind": "qsdrr", "limit": {"packets": 12}}"#,
         r#"{"kind": "drr", "limit": {"packets": 12}}"#,
         r#"{"kind": "codel", "limit": {"packets": 12}}"#,
+        r#"{"kind": "blue", "limit": {"packets": 12}}"#,
+        r#"{"kind": "tdrr", "limit": {"packets": 12}}"#,
+        r#"{"kind": "dtdrr", "limit": {"packets": 12}}"#,
     ];
+    let kind = |rng: &mut Rng| kinds[rng.below(kinds.len() as u64) as usize];
     let mut links = Links::default();
     let mut names = Vec::new();
     let push = |links: &mut Links, from: u32, to: u32, rng: &mut Rng, queue: &str, monitor| {
@@ -334,7 +375,7 @@ fn random_chain(seed: u64) -> Scenario {
     let mut right = Vec::new();
     let mut left = Vec::new();
     for i in 0..routers - 1 {
-        let (a, b) = (kinds[rng.below(6) as usize], kinds[rng.below(6) as usize]);
+        let (a, b) = (kind(&mut rng), kind(&mut rng));
         right.push(push(&mut links, i, i + 1, &mut rng, a, i == 0));
         left.push(push(&mut links, i + 1, i, &mut rng, b, false));
     }
@@ -418,9 +459,19 @@ fn random_chain(seed: u64) -> Scenario {
 #[test]
 fn random_chains_full_of_ties() {
     for seed in 1..=12 {
-        let s = random_chain(seed);
+        let s = random_chain(seed, &[0, MS, 2 * MS]);
         s.check().unwrap();
         assert_every_acceleration_exact(&format!("chain seed {seed}"), &s);
+    }
+}
+
+/// Chains whose every link, routers' and hosts' alike, has no delay.
+#[test]
+fn random_chains_of_no_delay() {
+    for seed in 13..=18 {
+        let s = random_chain(seed, &[0]);
+        s.check().unwrap();
+        assert_every_acceleration_exact(&format!("chain seed {seed}, no delay"), &s);
     }
 }
 

@@ -48,6 +48,9 @@ from .search import Search, bisect, search_table_rows
 PACKET_BYTES = 1000
 PAYLOAD_BYTES = 960
 BOTTLENECK_DELAY_S = 0.020
+#: The senders' own queues: the thesis's ns-2 script gives them 32,000 packets
+#: (bench/ns2/appenzeller.tcl), so they never drop, unlike aqmlab's default of 50.
+HOSTS_QUEUE = {"kind": "droptail", "limit": "100000pkt"}
 OC3_BPS = 155e6  #: 19,375 packets/s of 1000 B
 OC3_MEAN_RTT_S = 0.089  #: the script's 2 x (20 + U{20..29}) ms (digest 3.3, 7.12)
 
@@ -124,6 +127,7 @@ class LongFlows:
                     "delay": {"dist": "uniform", "low": us(low), "high": us(high)},
                 },
                 "receiver_access": {"delay": "0ms"},
+                "access_qdisc": HOSTS_QUEUE,
             },
             "flows": [
                 {
@@ -673,6 +677,7 @@ class ShortFlowParams:
                               "high": us(1.2 * one_way - BOTTLENECK_DELAY_S)},
                 },
                 "receiver_access": {"delay": "0ms"},
+                "access_qdisc": HOSTS_QUEUE,
             },
             "flows": [
                 {"kind": "tcp_arrivals", "group": "short", "src": "senders", "dst": "receivers",
@@ -818,6 +823,7 @@ class SingleFlowParams:
                 "bottleneck": {"rate": f"{SINGLE_C_PPS * 8 * PACKET_BYTES:.0f}bps", "delay": "60ms",
                                "qdisc": {"kind": "droptail", "limit": f"{self.buffer}pkt"}},
                 "access": {"rate": "1Gbps", "delay": "10ms"},
+                "access_qdisc": HOSTS_QUEUE,
                 "receiver_access": {"rate": "1Gbps", "delay": "1ms"},
             },
             "flows": [{"kind": "tcp", "group": "reno", "trace_cwnd": True}],

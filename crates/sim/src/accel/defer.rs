@@ -95,6 +95,9 @@ impl Simulation {
         if !link.tx_scheduled && link.queue.backlog().packets > 0 {
             link.tx_scheduled = true;
             let at = link.busy_until + link.catch_up_slack();
+            // What was due by now has run (`catch_up`): an event armed at
+            // now would run again, and again, with simulated time stopped.
+            debug_assert!(at > self.now, "link {l}'s departures re-armed at now");
             self.events.schedule(at, Event::TxDone(l as u32));
         }
     }

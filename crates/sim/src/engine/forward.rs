@@ -93,6 +93,8 @@ impl Simulation {
     pub(crate) fn tx_done(&mut self, l: usize) {
         self.links[l].tx_scheduled = false;
         if self.links[l].defers() {
+            // Those due by now, this nanosecond's too: on a link of no
+            // delay the event is due with the departure itself.
             self.catch_up(l, self.now + 1);
             self.arm_catch_up(l);
         } else if self.links[l].gathers() {

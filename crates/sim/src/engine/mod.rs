@@ -90,6 +90,7 @@ impl Simulation {
     pub fn run(&mut self, mut progress: impl FnMut(f64) -> bool) -> bool {
         let end = self.scenario.duration_ns;
         let mut last_report = std::time::Instant::now();
+        let mut stall = StallGuard::default();
         self.start_prefetching();
         while let Some((time, event)) = self.events.pop() {
             if time > end {
@@ -102,10 +103,13 @@ impl Simulation {
             self.events_processed += 1;
             self.prefetch_next();
             self.dispatch(event);
-            if self.events_processed & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 250 {
-                last_report = std::time::Instant::now();
-                if !progress(time as f64 / 1e9) {
-                    return false;
+            if self.events_processed & CHECK_EVERY == 0 {
+                stall.check(time, self.most_events_in_one_instant());
+                if last_report.elapsed().as_millis() >= 250 {
+                    last_report = std::time::Instant::now();
+                    if !progress(time as f64 / 1e9) {
+                        return false;
+                    }
                 }
             }
         }
@@ -116,6 +120,15 @@ impl Simulation {
         }
         self.settle_all(end + 1);
         true
+    }
+
+    /// More events than any run holds at one nanosecond: a handful per
+    /// component (a link's pipe head, departure and wake-up; a flow's start,
+    /// timers and sends; an arrival process), with a wide margin. Past it,
+    /// simulated time has stopped.
+    fn most_events_in_one_instant(&self) -> u64 {
+        let components = self.links.len() + self.flows.len() + self.arrivals.len();
+        (64 * components as u64).max(1 << 24)
     }
 
     /// Free what only the event loop needs (the event list, the packets
@@ -167,5 +180,65 @@ impl Simulation {
                 .sum::<Time>()
         };
         delay(forward) + delay(reverse)
+    }
+}
+
+/// The event loop checks every `CHECK_EVERY + 1` events, not every one,
+/// whether simulated time still advances (and reports progress).
+const CHECK_EVERY: u64 = 0xFFFF;
+
+/// Stops a run whose simulated time no longer advances (a component that
+/// keeps scheduling itself at the same nanosecond) with a panic, which
+/// reaches Python as an exception, instead of spinning forever.
+#[derive(Default)]
+struct StallGuard {
+    /// The time at the previous check, and the events run since time was
+    /// last seen to advance.
+    at: Time,
+    events: u64,
+}
+
+impl StallGuard {
+    fn check(&mut self, now: Time, most: u64) {
+        if now != self.at {
+            (self.at, self.events) = (now, 0);
+            return;
+        }
+        self.events += CHECK_EVERY + 1;
+        assert!(
+            self.events <= most,
+            "simulated time stopped at {now} ns: more than {most} events ran at that nanosecond \
+             (a component keeps scheduling itself at the same time)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stall_guard_lets_time_advance() {
+        let mut guard = StallGuard::default();
+        for t in 1..1_000 {
+            guard.check(t, CHECK_EVERY + 1);
+        }
+    }
+
+    #[test]
+    fn the_stall_guard_allows_many_events_at_one_nanosecond() {
+        let mut guard = StallGuard::default();
+        for _ in 0..4 {
+            guard.check(5, 4 * (CHECK_EVERY + 1));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "simulated time stopped at 5 ns")]
+    fn the_stall_guard_stops_a_run_whose_time_stands_still() {
+        let mut guard = StallGuard::default();
+        for _ in 0..5 {
+            guard.check(5, 3 * (CHECK_EVERY + 1));
+        }
     }
 }
