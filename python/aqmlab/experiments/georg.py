@@ -81,6 +81,10 @@ class Setup:
     queues: int = 16
 
 
+#: A DropTail that never drops (digest 001 A13).
+LARGE_QUEUE = {"kind": "droptail", "limit": "100000pkt"}
+
+
 def qdisc(scheme: str, buffer: int, queues: int, hashes: int = 2, reorder: str = "none") -> dict[str, Any]:
     """The bottleneck's discipline: ``sfq``, ``mqfq`` (d = ``hashes``) or ``sfb``."""
     if scheme == "sfb":
@@ -106,7 +110,9 @@ def scenario(name: str, q: dict[str, Any], traffic: tuple[Any, ...], setup: Setu
         if isinstance(t, Cbr):
             flows.append({"kind": "udp", "group": f"{'bad' if t.misbehaving else 'cbr'}{i}", "count": t.count,
                           "src": senders, "dst": "d0", "rate": f"{t.rate_kbps:g}kbps",
-                          "packet_size": f"{PACKET_BYTES}B", "jitter": 0.5, "start": start})
+                          "packet_size": f"{PACKET_BYTES}B", "jitter": 0.5, "start": start,
+                          # the report's rates are ns-2's: a CBR packet all payload
+                          "header_size": "0B"})
         else:
             flows.append({"kind": "tcp", "group": f"tcp{i}", "count": t.count, "src": senders, "dst": "d0",
                           "start": start})
@@ -141,6 +147,8 @@ def scenario(name: str, q: dict[str, Any], traffic: tuple[Any, ...], setup: Setu
             "bottleneck": {"rate": f"{CAPACITY_BPS:.0f}bps", "delay": "20ms", "qdisc": q},
             "access": {"rate": "100Mbps", "delay": access_delay},
             "receiver_access": {"delay": "5ms"},
+            # every other queue too large to drop (A13), the senders' own too
+            "access_qdisc": LARGE_QUEUE,
         },
         "flows": flows,
         "trace": {"flow_queues": "bottleneck", "flow_stats": True, "flow_series": f"{SERIES_S:g}s"},
