@@ -21,13 +21,23 @@ import polars as pl
 from .results import Results
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files only, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save(fig: Any, path: Path) -> Path:
+    """Lay ``fig`` out, write it to ``path`` (PNG, no software stamp: the same bytes on a
+    rerun) and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    pyplot().close(fig)
+    return path
 
 
 def _warmup(ax: Any, res: Results) -> None:
@@ -43,16 +53,14 @@ def _finish(fig: Any, ax: Any, path: Path) -> Path:
         ax.legend(loc="best", fontsize="small")
     elif len(handles) > 3:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    return path
+    return save(fig, path)
 
 
 def plot_queues(res: Results, path: Path) -> Path | None:
     q = res.metric("queue_packets")
     if q.is_empty():
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _warmup(ax, res)
     for entity in q["entity"].unique(maintain_order=True).to_list():
@@ -62,9 +70,7 @@ def plot_queues(res: Results, path: Path) -> Path | None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel("queue length (packets)")
     ax.set_ylim(bottom=0)
-    out = _finish(fig, ax, path)
-    plt.close(fig)
-    return out
+    return _finish(fig, ax, path)
 
 
 def plot_windows(res: Results, path: Path) -> Path | None:
@@ -72,7 +78,7 @@ def plot_windows(res: Results, path: Path) -> Path | None:
     cwnd = res.metric("cwnd")
     if total.is_empty() and cwnd.is_empty():
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _warmup(ax, res)
     if not total.is_empty():
@@ -84,9 +90,7 @@ def plot_windows(res: Results, path: Path) -> Path | None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel("window (packets)")
     ax.set_ylim(bottom=0)
-    out = _finish(fig, ax, path)
-    plt.close(fig)
-    return out
+    return _finish(fig, ax, path)
 
 
 def _binned_medians(x: Any, y: Any, per_decade: int = 4, least: int = 5) -> tuple[list[float], list[float]]:
@@ -119,7 +123,7 @@ def plot_throughput(res: Results, path: Path) -> Path | None:
     if f.is_empty():
         return None
     f = f.sort("flow_id") if "flow_id" in f.columns else f
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     groups = f["group"].to_list() if "group" in f.columns else ["flows"] * len(f)
     mbps = (f["throughput_bps"].fill_null(0.0) / 1e6).to_list()
@@ -137,9 +141,7 @@ def plot_throughput(res: Results, path: Path) -> Path | None:
     ax.set_title(f"{res.name}: throughput per flow (after warm-up)")
     ax.set_xlabel("flow (in order of flow_id)")
     ax.set_ylabel("throughput (Mb/s)")
-    out = _finish(fig, ax, path)
-    plt.close(fig)
-    return out
+    return _finish(fig, ax, path)
 
 
 def plot_completion(res: Results, path: Path) -> Path | None:
@@ -151,7 +153,7 @@ def plot_completion(res: Results, path: Path) -> Path | None:
     done = f.filter(pl.col("size_bytes").is_not_null() & pl.col("completion_time_s").is_not_null())
     if done.is_empty():
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     size_kb = done["size_bytes"].to_numpy() / 1e3
     fct = done["completion_time_s"].to_numpy()
@@ -173,9 +175,7 @@ def plot_completion(res: Results, path: Path) -> Path | None:
     right.set_xlabel("completion time (s)")
     right.set_ylabel("fraction of flows")
     right.set_title(f"{len(done)} of {f['size_bytes'].is_not_null().sum()} transfers finished")
-    out = _finish(fig, right, path)
-    plt.close(fig)
-    return out
+    return _finish(fig, right, path)
 
 
 def plot_all(res: Results, out: str | Path) -> list[Path]:

@@ -42,6 +42,8 @@ from typing import Any, Callable
 
 import polars as pl
 
+from ..plots import pyplot as _pyplot
+from ..plots import save as _save
 from .core import Experiment, Reference, run_dirs, run_points
 from .search import Search, bisect, search_table_rows
 
@@ -167,27 +169,12 @@ class LongFlows:
         return out
 
 
-def _pyplot() -> Any:
-    from ..plots import _pyplot as plt
-
-    return plt()
-
-
 def _finish(fig: Any, ax: Any, path: Path) -> Path:
     """A single-panel figure from zero up, with a grid and a legend, saved."""
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return _save(fig, path)
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------
@@ -886,6 +873,11 @@ def _decrease(queue: pl.DataFrame, cuts: list[float], drops: list[float], buffer
     return {"drop_to_halving_s": cut - before[0], "queue_min_after_cut": float(pause["value"].min())}
 
 
+def single_flow_fidelities(buffer: int) -> dict[str, SingleFlowParams]:
+    """150 s at quick fidelity, 300 s at paper: five and ten sawtooth periods past the warm-up."""
+    return {"quick": SingleFlowParams(buffer, duration_s=150.0), "paper": SingleFlowParams(buffer, duration_s=300.0)}
+
+
 class SingleFlow(Experiment):
     """One long-lived Reno flow through a DropTail buffer (digest 003 E2.2-E2.5, R1)."""
 
@@ -964,10 +956,7 @@ class Fig22(SingleFlow):
         "digest's recommended 8 Mb/s, 1000-byte packets and 2T_p = 142 ms. The drop is read from the "
         "queue sampled every 10 ms, so the drop-to-halving gap is good to a sample."
     )
-    fidelities = {
-        "quick": SingleFlowParams(142, duration_s=150.0),
-        "paper": SingleFlowParams(142, duration_s=300.0),
-    }
+    fidelities = single_flow_fidelities(142)
 
     def references(self, p: SingleFlowParams) -> list[Reference]:
         return [
@@ -991,10 +980,7 @@ class Fig24(SingleFlow):
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 2.4, section 2.2; digest 003 E2.4, R1"
     summary = "As Fig 2.2 with B = 100 packets: a lower, faster sawtooth; the queue sits empty for seconds."
     differences = Fig22.differences
-    fidelities = {
-        "quick": SingleFlowParams(100, duration_s=150.0),
-        "paper": SingleFlowParams(100, duration_s=300.0),
-    }
+    fidelities = single_flow_fidelities(100)
 
     def references(self, p: SingleFlowParams) -> list[Reference]:
         return [
@@ -1019,10 +1005,7 @@ class Fig25(SingleFlow):
         "we compare the least queueing delay (the queue at its trough over C): the fluid model's trough "
         "is (B - BDP)/2 = 19 packets, 19 ms."
     )
-    fidelities = {
-        "quick": SingleFlowParams(180, duration_s=150.0),
-        "paper": SingleFlowParams(180, duration_s=300.0),
-    }
+    fidelities = single_flow_fidelities(180)
 
     def references(self, p: SingleFlowParams) -> list[Reference]:
         return [

@@ -37,6 +37,8 @@ from typing import Any
 
 import polars as pl
 
+from ..plots import pyplot as _pyplot
+from ..plots import save as _save
 from .core import Experiment, Reference, run_dirs
 
 PACKET_BYTES = 1000
@@ -243,21 +245,6 @@ def _rank(t: pl.DataFrame, case: str, scheme: str, rank: int) -> float:
     r = t.filter((pl.col("case") == case) & (pl.col("scheme") == scheme) & (pl.col("row") == "rank"))
     r = r.sort("rank")["mean_kbps"]
     return float(r[rank - 1] if rank > 0 else r[rank])
-
-
-def _pyplot() -> Any:
-    from ..plots import _pyplot as plt
-
-    return plt()
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
 
 
 def _ranked_panels(table: pl.DataFrame, cases: list[tuple[str, str]], path: Path, schemes: tuple[str, ...] = SCHEMES,

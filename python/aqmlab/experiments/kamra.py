@@ -36,6 +36,8 @@ from typing import Any
 
 import polars as pl
 
+from ..plots import pyplot as _pyplot
+from ..plots import save as _save
 from .core import Experiment, Reference, run_dirs
 
 PACKET_BYTES = 512
@@ -163,21 +165,6 @@ def jain(xs: list[float]) -> float:
     """The paper's fairness coefficient r = (sum b)^2 / (N sum b^2) (section V)."""
     s2 = sum(x * x for x in xs)
     return sum(xs) ** 2 / (len(xs) * s2) if s2 > 0 else math.nan
-
-
-def _pyplot() -> Any:
-    from ..plots import _pyplot as plt
-
-    return plt()
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------
