@@ -152,8 +152,16 @@ def _html_table(header: list[str], rows: list[list[str]], row_class: list[str] |
     return "\n".join(out)
 
 
+#: Rows of an experiment's table shown in the report; a longer table (a time series) is
+#: in its table.parquet, and the report says how many rows it left out.
+MAX_TABLE_ROWS = 60
+
+
 def _data_table(t: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
-    return list(t.columns), [[fmt(v) for v in row] for row in t.iter_rows()]
+    rows = [[fmt(v) for v in row] for row in t.head(MAX_TABLE_ROWS).iter_rows()]
+    if t.height > MAX_TABLE_ROWS:
+        rows.append([f"... {t.height - MAX_TABLE_ROWS} more rows in table.parquet"] + [""] * (t.width - 1))
+    return list(t.columns), rows
 
 
 def render_html(entries: list[Entry], title: str = "aqmlab: reproduced experiments") -> str:
