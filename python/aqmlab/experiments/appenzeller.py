@@ -69,10 +69,16 @@ class LongFlows:
     rtt_spread: float = 0.2  #: 2T_p uniform in [1 - spread, 1 + spread] x mean
     start_window_s: float = 10.0
     variant: str = "reno"  #: the thesis's; "newreno" for the sensitivity check of docs/experiments.md
+    packet_bytes: int = PACKET_BYTES  #: on the wire, 40 of them headers
 
     @property
     def packets_per_s(self) -> float:
-        return self.rate_bps / (8 * PACKET_BYTES)
+        return self.rate_bps / (8 * self.packet_bytes)
+
+    @property
+    def long_bdp(self) -> float:
+        """The BDP the long flows' rule sizes for: all of it here (a mix takes its share)."""
+        return self.bdp
 
     @property
     def bdp(self) -> float:
@@ -107,7 +113,7 @@ class LongFlows:
             "sample_interval": "0s",
             "tcp": {
                 "variant": self.variant,
-                "packet_size": f"{PACKET_BYTES}B",
+                "packet_size": f"{self.packet_bytes}B",
                 "header_size": f"{PACKET_BYTES - PAYLOAD_BYTES}B",
                 "initial_window": 2,
                 "receiver_window": 10000,
@@ -159,7 +165,7 @@ class LongFlows:
                     # of the packets crossing the bottleneck, those their receiver had
                     # already (resent after a timeout although not lost)
                     "duplicate_fraction": sum(
-                        s["duplicate_packets"] / (s["bottleneck_utilization"] * self.rate_bps * self.measure_s / (8 * PACKET_BYTES))
+                        s["duplicate_packets"] / (s["bottleneck_utilization"] * self.packets_per_s * self.measure_s)
                         for s in summaries
                     ) / k,
                     "utilization_min": min(s["bottleneck_utilization"] for s in summaries),
@@ -305,6 +311,7 @@ class MinBufferParams:
     flows: tuple[int, ...]
     targets: tuple[float, ...]
     precision: float = 0.0  #: stop the bisection when hi - lo <= max(1, precision * hi)
+    first_guess: float = 2.0  #: the first buffer tried, in units of the rule BDP/sqrt(n)
 
 
 def _min_buffers(exp_id: str, runner: Any, p: MinBufferParams) -> pl.DataFrame:
@@ -324,9 +331,10 @@ def min_buffer_table(p: MinBufferParams, utilization: Callable[[list[tuple[Any, 
     from ..theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
 
     s = p.setup
+    bdp = s.long_bdp
     cap = math.ceil(4 * s.bdp)
     searches = [
-        Search(n, target, hi=min(cap, math.ceil(2 * sqrt_n_buffer(s.bdp, n))), cap=cap, precision=p.precision)
+        Search(n, target, hi=min(cap, math.ceil(p.first_guess * sqrt_n_buffer(bdp, n))), cap=cap, precision=p.precision)
         for n in p.flows
         for target in p.targets
     ]
@@ -334,8 +342,8 @@ def min_buffer_table(p: MinBufferParams, utilization: Callable[[list[tuple[Any, 
     rows = []
     for r in search_table_rows(searches):
         n = r.pop("group")
-        model = min_buffer_for_utilization(r["target"], s.bdp, n)
-        rule = sqrt_n_buffer(s.bdp, n)
+        model = min_buffer_for_utilization(r["target"], bdp, n)
+        rule = sqrt_n_buffer(bdp, n)
         b = r["min_buffer"]
         rows.append(
             {
@@ -629,11 +637,26 @@ class ShortFlowParams:
     mean_rtt_s: float = OC3_MEAN_RTT_S  #: not given for Fig 5.3: the script's default
     senders: int = 100
 
-    def scenario(self, rate_bps: float, length: int, seed: int) -> dict[str, Any]:
+    def offered(self, rate_bps: float, length: int, access_bps: float, load: float | None) -> dict[str, Any]:
+        """The arrivals' load, of the bottleneck: a scenario's ``load`` is of the slowest
+        link on the route, so behind slower access links it is given as a rate of flows."""
+        load = self.load if load is None else load
+        if access_bps >= rate_bps:
+            return {"load": load}
+        return {"rate": f"{load * rate_bps / (8 * PACKET_BYTES * length):.6g}/s"}
+
+    def scenario(
+        self, rate_bps: float, length: int, seed: int, buffer: int | None = None, access_bps: float = 10e9,
+        load: float | None = None,
+    ) -> dict[str, Any]:
+        """``buffer`` None: one that never fills; ``load`` None: the fidelity's."""
         us = lambda s: f"{round(s * 1e6)}us"  # noqa: E731
         one_way = self.mean_rtt_s / 2
+        variant = "" if buffer is None else f"-b{buffer}"
+        variant += "" if access_bps == 10e9 else f"-access{access_bps / 1e6:g}mbps"
+        variant += "" if load is None else f"-load{load:g}"
         return {
-            "name": f"appenzeller-short-l{length}-{rate_bps / 1e6:g}mbps",
+            "name": f"appenzeller-short-l{length}-{rate_bps / 1e6:g}mbps{variant}",
             "description": "seed 003 short flows (aqmlab.experiments.appenzeller)",
             "seed": seed,
             "duration": us(self.warmup_s + self.measure_s),
@@ -655,20 +678,21 @@ class ShortFlowParams:
                     "rate": f"{rate_bps:.0f}bps",
                     "delay": us(BOTTLENECK_DELAY_S),
                     # the model's queue has no bound: a buffer that never fills
-                    "qdisc": {"kind": "droptail", "limit": "100000pkt"},
+                    "qdisc": {"kind": "droptail", "limit": f"{buffer or 100000}pkt"},
                 },
                 # 10 Gb/s access: bursts reach the bottleneck back to back (section 5.3.1)
                 "access": {
-                    "rate": "10Gbps",
+                    "rate": f"{access_bps:.0f}bps",
                     "delay": {"dist": "uniform", "low": us(0.8 * one_way - BOTTLENECK_DELAY_S),
                               "high": us(1.2 * one_way - BOTTLENECK_DELAY_S)},
                 },
-                "receiver_access": {"delay": "0ms"},
+                # the receivers' link never the bottleneck (its rate defaults to the senders')
+                "receiver_access": {"rate": "10Gbps", "delay": "0ms"},
                 "access_qdisc": HOSTS_QUEUE,
             },
             "flows": [
                 {"kind": "tcp_arrivals", "group": "short", "src": "senders", "dst": "receivers",
-                 "load": self.load, "size": f"{length}pkt"},
+                 **self.offered(rate_bps, length, access_bps, load), "size": f"{length}pkt"},
             ],
         }
 
@@ -774,6 +798,1074 @@ class Fig53(Experiment):
     def example_scenario(self, p: ShortFlowParams) -> dict[str, Any]:
         return p.scenario(p.rates_bps[0], 14, 1)
 
+
+# ---------------------------------------------------------------------------
+# Figs 5.4-5.10: what they share
+#
+# Short flows are Poisson arrivals of TCP flows (ShortFlowParams's for short flows alone,
+# added to LongFlows's long flows for the mixes of section 5.4); each opens with a SYN
+# exchange counted in its completion time. The AFCT is the mean completion time of the
+# short flows that arrive in the measurement window, less its last ``drain_s`` (digest
+# 7.13, 7.15); those of them still running at the end are counted apart, as unfinished.
+
+SHORT_PACKETS = 14  #: the short flows of Figs 5.5-5.8: "the 14 packet flow in the experiment" (section 5.4.2)
+DRAIN_S = 5.0  #: flows arriving this close to the end are not counted (a 14-packet flow needs ~0.4 s)
+
+
+def short_arrivals(load: float, size: Any = f"{SHORT_PACKETS}pkt") -> dict[str, Any]:
+    """Poisson arrivals of TCP flows of ``size`` offering ``load`` of the bottleneck."""
+    return {"kind": "tcp_arrivals", "group": "short", "src": "senders", "dst": "receivers",
+            "load": load, "size": size, "tcp": {"syn": True}}
+
+
+def short_flow_completions(directory: Path, after_s: float, before_s: float) -> dict[str, float]:
+    """Of the short flows that arrived in [after_s, before_s): the mean completion time of
+    those that finished (s), the share that did not, and how many there were."""
+    f = pl.read_parquet(directory / "flows.parquet", columns=["group", "start_s", "completion_time_s"]).filter(
+        (pl.col("group") == "short") & (pl.col("start_s") >= after_s) & (pl.col("start_s") < before_s)
+    )
+    done = f["completion_time_s"].drop_nulls()
+    return {
+        "afct_s": float(done.mean()) if len(done) else math.nan,
+        "unfinished": 1 - len(done) / f.height if f.height else math.nan,
+        "short_flows": float(f.height),
+    }
+
+
+def mean_of(rows: list[dict[str, float]]) -> dict[str, float]:
+    """The mean of each key over seeds."""
+    return {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
+
+
+@dataclass(frozen=True)
+class MixedFlows(LongFlows):
+    """LongFlows's n long flows and Poisson short flows of SHORT_PACKETS packets offering
+    ``short_load`` of C (section 5.4): the long flows take the rest."""
+
+    short_load: float = 0.2
+
+    @property
+    def long_bdp(self) -> float:
+        """The long flows' share of the BDP, C' = (1 - short share) C (section 5.4.1)."""
+        return (1 - self.short_load) * self.bdp
+
+    def scenario(self, n: int, buffer: int, seed: int) -> dict[str, Any]:
+        s = super().scenario(n, buffer, seed)
+        return {
+            **s,
+            "name": f"appenzeller-mix{round(100 * self.short_load)}-n{n}-b{buffer}",
+            "flows": [*s["flows"], short_arrivals(self.short_load)],
+        }
+
+    def completions(self, runner: Any, points: list[tuple[int, int]], label: str) -> list[dict[str, float]]:
+        """The short flows' AFCT and unfinished share (means over the seeds) at each (n, buffer)."""
+        dirs = run_dirs(runner, [self.seeds_of(n, b) for n, b in points], label)
+        out = []
+        for (n, b), runs in zip(points, dirs):
+            end = self.warmup(n, b) + self.measure_s
+            out.append(mean_of([short_flow_completions(d, self.warmup(n, b), end - DRAIN_S) for d in runs]))
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Fig 5.4: the access links' speed against the buffer short flows need
+
+
+@dataclass(frozen=True)
+class AccessParams:
+    shorts: ShortFlowParams  #: its first rate is the bottleneck's
+    access_bps: tuple[float, ...] = (0.5e6, 5e6, 50e6)
+    loss_target: float = 1e-3  #: not stated (digest 7.19)
+    precision: float = 0.1
+
+    @property
+    def rate_bps(self) -> float:
+        return self.shorts.rates_bps[0]
+
+
+class Fig54(Experiment):
+    id = "appenzeller.fig5_4"
+    title = "Short flows: the buffer for a loss rate against flow length, at three access speeds (Fig 5.4)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.4, section 5.3.2; digest 003 E5.4, R12"
+    summary = (
+        "Short TCP flows of one length (Poisson arrivals, 80% load) cross a 5 Mb/s bottleneck from access "
+        "links of 500 kb/s, 5 Mb/s or 50 Mb/s. For each length and access speed, the smallest DropTail "
+        "buffer whose loss rate (mean over seeds) is at most 10^-3, found by bisection; beside it the "
+        "effective-bandwidth buffer of section 4.1.2, which assumes bursts arrive at once."
+    )
+    differences = (
+        "The thesis states neither the loss target nor the load; we take 10^-3 (digest 7.19) and Fig 5.3's "
+        "80%. It prints no numbers; its claims, made numeric: the 500 kb/s access needs 'much less' buffer "
+        "than the 5 Mb/s one (at most 0.6 of it, mean over lengths), and 5 and 50 Mb/s differ 'fairly "
+        "little' (within a factor 1.3). A loss rate of 10^-3 is a few hundred drops in a run, so each "
+        "minimum carries the noise of that count: the bisection's bracket is in the table."
+    )
+    fidelities = {
+        "quick": AccessParams(ShortFlowParams(lengths=(14, 62), rates_bps=(5e6,), measure_s=120, seeds=1),
+                              loss_target=1e-2, precision=0.2),
+        "paper": AccessParams(ShortFlowParams(lengths=(2, 6, 14, 30, 62, 100), rates_bps=(5e6,), measure_s=600, seeds=2)),
+    }
+
+    def measure(self, runner: Any, p: AccessParams) -> pl.DataFrame:
+        from ..theory.short_flows import burst_distribution, eb_buffer_for_loss
+
+        s = p.shorts
+        model = {l: eb_buffer_for_loss(p.loss_target, s.load, burst_distribution(l)) for l in s.lengths}
+        searches = [
+            # the loss falls as the buffer grows: search for -loss >= -target
+            Search((a, l), -p.loss_target, hi=max(4, math.ceil(model[l] / 2)), cap=2000, precision=p.precision)
+            for a in p.access_bps for l in s.lengths
+        ]
+
+        def minus_loss(points: list[tuple[Any, int]]) -> list[float]:
+            runs = run_points(runner, [[s.scenario(p.rate_bps, l, 1 + i, buffer=b, access_bps=a) for i in range(s.seeds)]
+                                       for (a, l), b in points], f"{self.id} round ({len(points)} points)")
+            return [-sum(r["bottleneck_loss_rate"] for r in seeds) / len(seeds) for seeds in runs]
+
+        bisect(searches, minus_loss)
+        rows = []
+        for r in search_table_rows(searches):
+            a, l = r.pop("group")
+            rows.append({"access_mbps": a / 1e6, "length": l, **r, "target": p.loss_target, "model_eb": model[l]})
+        return pl.DataFrame(rows)
+
+    def _mean_buffer(self, t: pl.DataFrame, access_bps: float) -> float | None:
+        d = t.filter(pl.col("access_mbps") == access_bps / 1e6)["min_buffer"]
+        return None if d.null_count() else float(d.mean())
+
+    def findings(self, t: pl.DataFrame, p: AccessParams) -> dict[str, float | None]:
+        slow, same, fast = (self._mean_buffer(t, a) for a in p.access_bps)
+        ratio = lambda a, b: None if a is None or not b else a / b  # noqa: E731
+        return {"slow_over_same": ratio(slow, same), "fast_over_same": ratio(fast, same)}
+
+    def references(self, p: AccessParams) -> list[Reference]:
+        slow, same, fast = (f"{a / 1e6:g} Mb/s" for a in p.access_bps)
+        fig = "Fig 5.4, section 5.3.2"
+        return [
+            Reference("slow_over_same", f"buffer with {slow} access / with {same} (mean over lengths)", 0.6, "at_most", 0.0,
+                      fig, "'with a 500 Kb/s access link that is ten times slower than the bottleneck link, we require "
+                      "much less buffering'"),
+            Reference("fast_over_same", f"buffer with {fast} access / with {same} (mean over lengths)", 1.0, "factor", 1.3,
+                      fig, "'the difference between an access link that is faster than the bottleneck link and an "
+                      "access link that has the same speed as the bottleneck link is fairly small'"),
+        ]
+
+    def plot(self, t: pl.DataFrame, p: AccessParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for a, marker in zip(p.access_bps, "os^"):
+            d = t.filter(pl.col("access_mbps") == a / 1e6).sort("length")
+            ax.plot(d["length"], d["min_buffer"], marker=marker, label=f"access {a / 1e6:g} Mb/s")
+        d = t.filter(pl.col("access_mbps") == p.access_bps[0] / 1e6).sort("length")
+        ax.plot(d["length"], d["model_eb"], "k:", lw=1, label="effective bandwidth (bursts at once)")
+        ax.set_xlabel("flow length (packets)")
+        ax.set_ylabel(f"minimum buffer for loss <= {p.loss_target:g} (packets)")
+        ax.set_title(f"{p.rate_bps / 1e6:g} Mb/s bottleneck, load {p.shorts.load:g}, {p.shorts.seeds} seeds")
+        return _finish(fig, ax, path)
+
+    def example_scenario(self, p: AccessParams) -> dict[str, Any]:
+        return p.shorts.scenario(p.rate_bps, 14, 1, buffer=20, access_bps=p.access_bps[0])
+
+
+# ---------------------------------------------------------------------------
+# Fig 5.5: short flows' completion time against load, for buffers too small
+
+
+@dataclass(frozen=True)
+class AfctLoadParams:
+    shorts: ShortFlowParams  #: its first rate and first length are the experiment's
+    loads: tuple[float, ...]
+    buffers: tuple[int, ...] = (10, 20, 40, 80, 644)
+    unstable_share: float = 0.02  #: a point with more flows unfinished at the end is unstable
+
+
+class Fig55(Experiment):
+    id = "appenzeller.fig5_5"
+    title = "Short flows: completion time against load for buffers of 10 to 644 packets (Fig 5.5)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.5, section 5.3.3; digest 003 E5.5, R13"
+    summary = (
+        "Short TCP flows of 14 packets (Poisson arrivals, SYN exchange first) cross a 50 Mb/s bottleneck "
+        "from 10 Gb/s access links; offered load 10% to 100%; DropTail buffers of 10, 20, 40 and 80 "
+        "packets and the BDP of 644. The average flow completion time (AFCT) of the flows arriving in the "
+        "measurement window, and the share of them still unfinished at the end: where that share grows, "
+        "retransmissions and new flows exceed the link and the system is unstable."
+    )
+    differences = (
+        "The flow length is not stated; 14 packets is the length of section 5.4.2's argument and gives the "
+        "350 ms floor with the script's mean 2T_p of 89 ms (SYN exchange + bursts of 2, 4, 8: four round "
+        "trips). The thesis's BDP of 644 packets would be a 103 ms 2T_p at 50 Mb/s, which puts the floor "
+        "at 412 ms; we keep 89 ms and the 644-packet buffer as printed. 'Unstable' is made numeric as more "
+        "than 2% of the flows unfinished at the end of the run (they pile up: the run's length sets how "
+        "many), and 'little increase in AFCT' at 90% load with B = 40 as at most 30% above the light-load "
+        "AFCT."
+    )
+    fidelities = {
+        "quick": AfctLoadParams(
+            ShortFlowParams(lengths=(SHORT_PACKETS,), rates_bps=(50e6,), measure_s=40, seeds=1, warmup_s=10),
+            loads=(0.1, 0.6, 0.8, 0.9), buffers=(10, 40, 644),
+        ),
+        "paper": AfctLoadParams(
+            ShortFlowParams(lengths=(SHORT_PACKETS,), rates_bps=(50e6,), measure_s=300, seeds=2),
+            loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
+        ),
+    }
+
+    def measure(self, runner: Any, p: AfctLoadParams) -> pl.DataFrame:
+        s = p.shorts
+        points = [(b, load) for b in p.buffers for load in p.loads]
+        dirs = run_dirs(runner, [[s.scenario(s.rates_bps[0], s.lengths[0], 1 + i, buffer=b, load=load)
+                                  for i in range(s.seeds)] for b, load in points], f"{self.id} ({len(points)} points)")
+        end = s.warmup_s + s.measure_s
+        rows = []
+        for (b, load), runs in zip(points, dirs):
+            summaries = [json.loads((d / "summary.json").read_text()) for d in runs]
+            done = mean_of([short_flow_completions(d, s.warmup_s, end - DRAIN_S) for d in runs])
+            rows.append({
+                "buffer": b, "load": load, "afct_ms": 1e3 * done["afct_s"], "unfinished": done["unfinished"],
+                "short_flows": done["short_flows"],
+                "utilization": sum(x["bottleneck_utilization"] for x in summaries) / len(summaries),
+                "loss_rate": sum(x["bottleneck_loss_rate"] for x in summaries) / len(summaries),
+            })
+        return pl.DataFrame(rows).with_columns(stable=pl.col("unfinished") <= p.unstable_share)
+
+    def _highest_stable(self, t: pl.DataFrame, b: int) -> float:
+        """The highest load below which every load run was stable."""
+        d = t.filter(pl.col("buffer") == b).sort("load")
+        best = math.nan
+        for load, ok in zip(d["load"], d["stable"]):
+            if not ok:
+                break
+            best = load
+        return best
+
+    def _afct(self, t: pl.DataFrame, b: int, load: float) -> float:
+        return t.filter((pl.col("buffer") == b) & (pl.col("load") == load))["afct_ms"].item()
+
+    def findings(self, t: pl.DataFrame, p: AfctLoadParams) -> dict[str, float | None]:
+        light = min(p.loads)
+        out: dict[str, float | None] = {f"afct_light_b{b}": self._afct(t, b, light) for b in p.buffers}
+        stable = {b: self._highest_stable(t, b) for b in p.buffers}
+        out |= {f"stable_to_b{b}": stable[b] for b in p.buffers}
+        ordered = sorted(p.buffers)
+        # smaller buffers turn unstable at a lower load (or the same one, on our grid of loads)
+        out["stable_load_falls_with_buffer"] = float(all(stable[a] <= stable[b] for a, b in zip(ordered, ordered[1:])))
+        if 40 in p.buffers and 0.9 in p.loads:
+            out["afct_rise_b40_at_90"] = self._afct(t, 40, 0.9) / self._afct(t, 40, light)
+        return out
+
+    def references(self, p: AfctLoadParams) -> list[Reference]:
+        fig = "Fig 5.5, section 5.3.3"
+        light = min(p.loads)
+        refs = [
+            Reference(f"afct_light_b{b}", f"AFCT at load {light:g}, B = {b} (ms)", 350.0, "abs", 35.0, fig,
+                      "'At very light loads, the average flow completion time (AFCT) is a constant 350 ms. This is "
+                      "independent of buffer size'")
+            for b in p.buffers
+        ]
+        if 10 in p.buffers:
+            refs.append(Reference("stable_to_b10", "highest stable load, B = 10", 0.75, "abs", 0.1, fig,
+                                  "'For a buffer of only 10 packets, load cannot increase beyond 75% before a "
+                                  "substantial number of flows no longer compete'"))
+        if 40 in p.buffers:
+            refs.append(Reference("stable_to_b40", "highest stable load, B = 40", 0.9, "at_least", 0.0, fig,
+                                  "'Even with buffers of only 40 packets, we can reach up to 90% load'"))
+        if 40 in p.buffers and 0.9 in p.loads:
+            refs.append(Reference("afct_rise_b40_at_90", "AFCT at load 0.9 / at light load, B = 40", 1.0, "at_most", 0.3,
+                                  fig, "'with little increase in AFCT'"))
+        refs.append(Reference("stable_load_falls_with_buffer", "highest stable load never higher for a smaller buffer",
+                              1.0, "at_least", 0.0, fig, "the system becomes unstable 'earlier for small buffer sizes'"))
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: AfctLoadParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for b, marker in zip(p.buffers, "os^Dv"):
+            d = t.filter(pl.col("buffer") == b).sort("load")
+            line, = ax.plot(d["load"], d["afct_ms"], marker=marker, label=f"B = {b} pkt")
+            bad = d.filter(~pl.col("stable"))
+            ax.plot(bad["load"], bad["afct_ms"], "x", color=line.get_color(), ms=10, mew=2)
+        ax.plot([], [], "kx", label="unstable (> 2% unfinished)")
+        ax.set_xlabel("offered load")
+        ax.set_ylabel("average flow completion time (ms)")
+        ax.set_yscale("log")
+        ax.set_title(f"{p.shorts.lengths[0]}-packet flows, {p.shorts.rates_bps[0] / 1e6:g} Mb/s, {p.shorts.seeds} seeds")
+        ax.grid(True, alpha=0.3, which="both")
+        ax.legend(fontsize="small")
+        return _save(fig, path)
+
+    def example_scenario(self, p: AfctLoadParams) -> dict[str, Any]:
+        return p.shorts.scenario(p.shorts.rates_bps[0], p.shorts.lengths[0], 1, buffer=10, load=0.8)
+
+
+# ---------------------------------------------------------------------------
+# Fig 5.6: a mix of 20% short and 80% long flows, the minimum buffer against n
+
+#: Fig 5.6's link: 50 Mb/s and "a delay-bandwidth product of 4230 packets", a mean 2T_p
+#: of 677 ms (digest 7.21)
+MIX_BPS = 50e6
+MIX_RTT_S = 4230 / (MIX_BPS / (8 * PACKET_BYTES))
+
+
+class Fig56(MinBufferExperiment):
+    id = "appenzeller.fig5_6"
+    title = "Minimum buffer for a mix of 20% short and 80% long flows (Fig 5.6)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.6, section 5.4.1; digest 003 E5.6, R14"
+    summary = (
+        "n long-lived Reno flows and Poisson arrivals of 14-packet flows offering 10 Mb/s (20%) share a "
+        "50 Mb/s bottleneck with a BDP of 4230 packets (mean 2T_p 677 ms). For each n, the smallest "
+        "DropTail buffer whose utilization (mean over seeds) meets the target, by bisection, beside the "
+        "thesis's model: the long-flow rule with the long flows' share of the link, 0.8 x 4230/sqrt(n)."
+    )
+    differences = (
+        "The utilization target is not stated; we take Fig 5.8's 95% (and report 99% at paper fidelity; "
+        "digest 7.19). The thesis's claims, made numeric: the minimum buffer 'fits very well' with "
+        "0.8 BDP/sqrt(n) from about 150 flows (within a factor of 2, n >= 150). Eq 3.7's buffer for the "
+        "target with the reduced BDP is in the table (model_eq37) and the figure."
+    )
+    fidelities = {
+        "quick": MinBufferParams(
+            MixedFlows(MIX_BPS, MIX_RTT_S, warmup_s=30, measure_s=30, seeds=1), flows=(150, 400), targets=(0.95,),
+            precision=0.1, first_guess=0.5,
+        ),
+        "paper": MinBufferParams(
+            MixedFlows(MIX_BPS, MIX_RTT_S, warmup_s=30, measure_s=120, seeds=3),
+            flows=(50, 100, 150, 200, 300, 400, 500), targets=(0.95, 0.99), precision=0.05, first_guess=0.5,
+        ),
+    }
+
+    def findings(self, t: pl.DataFrame, p: MinBufferParams) -> dict[str, float | None]:
+        return {f"over_rule_n{r['flows']}": r["ratio_to_rule"] for r in t.filter(pl.col("target") == 0.95).iter_rows(named=True)}
+
+    def references(self, p: MinBufferParams) -> list[Reference]:
+        return [
+            Reference(f"over_rule_n{n}", f"B(95%) / (0.8 BDP/sqrt(n)), n = {n}", 1.0, "factor", 2.0,
+                      "Fig 5.6, section 5.4.1",
+                      "'the minimum required buffer we found experimentally fits very well with the amount of buffering "
+                      "predicted by our model'; 'our new rule already holds at about 150 flows'")
+            for n in p.flows
+            if n >= 150
+        ]
+
+    def plot(self, t: pl.DataFrame, p: MinBufferParams, path: Path) -> Path:
+        import numpy as np
+
+        from ..theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
+
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ns = np.linspace(min(p.flows), max(p.flows), 200)
+        bdp = p.setup.long_bdp
+        for target, marker in zip(sorted(p.targets), "os"):
+            d = t.filter((pl.col("target") == target) & pl.col("min_buffer").is_not_null()).sort("flows")
+            line, = ax.plot(d["flows"], d["min_buffer"], marker=marker, ls="", label=f"simulation, {100 * target:g}%")
+            ax.plot(ns, [min_buffer_for_utilization(target, bdp, n) for n in ns], color=line.get_color(), lw=1, ls=":",
+                    label=f"Eq 3.7 with C' = 0.8 C, {100 * target:g}%")
+        ax.plot(ns, [sqrt_n_buffer(bdp, n) for n in ns], "k-", lw=1, label="model 0.8 BDP/sqrt(n)")
+        ax.set_xlabel("number of long-lived flows n")
+        ax.set_ylabel("minimum buffer (packets)")
+        ax.set_title(f"20% short flows, 50 Mb/s, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
+        return _finish(fig, ax, path)
+
+    def example_scenario(self, p: MinBufferParams) -> dict[str, Any]:
+        from ..theory.sizing import sqrt_n_buffer
+
+        return p.setup.scenario(200, math.ceil(sqrt_n_buffer(p.setup.long_bdp, 200)), 1)
+
+
+# ---------------------------------------------------------------------------
+# Fig 5.7: short flows' completion time with large and small buffers
+
+#: Figs 5.7 and 5.8 do not give their link: the script's OC3 and mean 2T_p of 89 ms
+#: (digest 7.12), with which a 14-packet flow takes 4 x 89 = 356 ms, Fig 5.5's floor.
+OC3_MIX_QUICK = MixedFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=20, measure_s=20, seeds=1)
+OC3_MIX_PAPER = MixedFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=120, seeds=2)
+
+
+@dataclass(frozen=True)
+class AfctMixParams:
+    setup: MixedFlows
+    flows: tuple[int, ...]
+
+
+class Fig57(Experiment):
+    id = "appenzeller.fig5_7"
+    title = "Short flows' completion time with buffers of 2T_pC and 2T_pC/sqrt(n) (Fig 5.7)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.7, section 5.4.2; digest 003 E5.7, R15, R22"
+    summary = (
+        "Poisson arrivals of 14-packet flows offering 20% of an OC3 bottleneck share it with n long-lived "
+        "Reno flows (script defaults: mean 2T_p 89 ms, BDP 1724 packets). The short flows' AFCT with a "
+        "DropTail buffer of the BDP and with BDP/sqrt(n), against n; beside it the thesis's argument: the "
+        "round trip with a full small buffer over that with a full large one, (1 + 1/sqrt(n))/2."
+    )
+    differences = (
+        "The link is not stated; we take the script's OC3 (digest 7.12), with which an unhindered 14-packet "
+        "flow takes Fig 5.5's 350 ms. The thesis's claim, 'with smaller buffers, the flows complete much "
+        "faster', is read as: the small buffer's AFCT below the large one's at every n >= 10, and near the "
+        "round-trip ratio (1 + 1/sqrt(n))/2 (within a factor 1.3) at the largest n, where the large buffer "
+        "is full all the time and the small one's losses cost little."
+    )
+    fidelities = {
+        "quick": AfctMixParams(OC3_MIX_QUICK, flows=(20, 200)),
+        "paper": AfctMixParams(OC3_MIX_PAPER, flows=(2, 5, 10, 20, 50, 100, 200, 300, 400, 500)),
+    }
+
+    def _buffers(self, p: AfctMixParams, n: int) -> dict[str, int]:
+        from ..theory.sizing import sqrt_n_buffer
+
+        return {"large": round(p.setup.bdp), "small": math.ceil(sqrt_n_buffer(p.setup.bdp, n))}
+
+    def measure(self, runner: Any, p: AfctMixParams) -> pl.DataFrame:
+        from ..theory.sizing import rtt_ratio
+
+        points = [(n, kind, b) for n in p.flows for kind, b in self._buffers(p, n).items()]
+        nb = [(n, b) for n, _, b in points]
+        label = f"{self.id} ({len(points)} points)"
+        stats = p.setup.measure_points(runner, nb, label)
+        done = p.setup.completions(runner, nb, label)
+        rows = [
+            {"flows": n, "buffer_kind": kind, "buffer": b, "afct_ms": 1e3 * c["afct_s"], "unfinished": c["unfinished"],
+             "utilization": s["utilization"], "loss_rate": s["loss_rate"], "rtt_ratio_model": rtt_ratio(n)}
+            for (n, kind, b), s, c in zip(points, stats, done)
+        ]
+        return pl.DataFrame(rows)
+
+    def _ratio(self, t: pl.DataFrame, n: int) -> float:
+        d = t.filter(pl.col("flows") == n)
+        at = dict(zip(d["buffer_kind"], d["afct_ms"]))
+        return at["small"] / at["large"]
+
+    def findings(self, t: pl.DataFrame, p: AfctMixParams) -> dict[str, float | None]:
+        return {f"afct_small_over_large_n{n}": self._ratio(t, n) for n in p.flows}
+
+    def references(self, p: AfctMixParams) -> list[Reference]:
+        from ..theory.sizing import rtt_ratio
+
+        fig = "Fig 5.7, section 5.4.2"
+        words = "'The results show that with smaller buffers, the flows complete much faster'"
+        refs = [
+            Reference(f"afct_small_over_large_n{n}", f"AFCT small / large buffer, n = {n}", 1.0, "at_most", 0.0, fig, words)
+            for n in p.flows
+            if 10 <= n < max(p.flows)
+        ]
+        n = max(p.flows)
+        refs.append(Reference(f"afct_small_over_large_n{n}", f"AFCT small / large buffer, n = {n}", rtt_ratio(n), "factor",
+                              1.3, fig + " (model: RTT ratio (1 + 1/sqrt(n))/2, aqmlab.theory.sizing.rtt_ratio)",
+                              "'the RTT for small buffers is close to only half the RTT for large buffers'"))
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: AfctMixParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for kind, marker, label in (("large", "s", "B = 2T_pC"), ("small", "o", "B = 2T_pC/sqrt(n)")):
+            d = t.filter(pl.col("buffer_kind") == kind).sort("flows")
+            ax.plot(d["flows"], d["afct_ms"], marker=marker, label=label)
+        ax.set_xlabel("number of long-lived flows n")
+        ax.set_ylabel("AFCT of 14-packet flows (ms)")
+        ax.set_title(f"20% short flows, OC3, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
+        return _finish(fig, ax, path)
+
+    def example_scenario(self, p: AfctMixParams) -> dict[str, Any]:
+        n = max(p.flows)
+        return p.setup.scenario(n, self._buffers(p, n)["small"], 1)
+
+
+# ---------------------------------------------------------------------------
+# Fig 5.8: 10, 20 and 30% short flows: the minimum buffer, and the AFCT at it
+
+
+@dataclass(frozen=True)
+class RatioParams:
+    search: MinBufferParams  #: its setup's short_load is replaced by each of short_loads
+    short_loads: tuple[float, ...] = (0.1, 0.2, 0.3)
+    compared_load: float = 0.2  #: the short share of the comparison run with B = 2T_pC
+
+    def setup(self, short_load: float) -> MixedFlows:
+        from dataclasses import replace
+
+        return replace(self.search.setup, short_load=short_load)
+
+
+class Fig58(Experiment):
+    id = "appenzeller.fig5_8"
+    title = "Minimum buffer and AFCT for 10, 20 and 30% short flows (Fig 5.8)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.8, section 5.4.3; digest 003 E5.8, R16"
+    summary = (
+        "As Fig 5.7 (OC3, script defaults), with short flows offering 10%, 20% or 30% of the link. For each "
+        "share and n, the smallest DropTail buffer for 95% utilization (bisection, mean over seeds), and "
+        "the short flows' AFCT at that buffer; for comparison, the AFCT with B = 2T_pC and 20% short flows."
+    )
+    differences = (
+        "The link is not stated; we take the script's OC3 (digest 7.12). The thesis's claims, made numeric: "
+        "the model holds for each share (the buffer within a factor of 2 of Eq 3.7's for 95% with the long "
+        "flows' share of the BDP), the buffers of the three shares differ little above 110 flows (largest "
+        "over smallest at most 1.3), the AFCTs at them by 'a few percent' (at most 1.1) and all below the "
+        "AFCT with 2T_pC buffers. The thesis's short-flow line at 'about y = 100' is drawn as printed: it "
+        "does not say how it was found."
+    )
+    fidelities = {
+        "quick": RatioParams(MinBufferParams(OC3_MIX_QUICK, flows=(200,), targets=(0.95,), precision=0.2),
+                             short_loads=(0.1, 0.3)),
+        "paper": RatioParams(MinBufferParams(OC3_MIX_PAPER, flows=(50, 100, 150, 200, 300, 400), targets=(0.95,),
+                                             precision=0.05)),
+    }
+
+    def measure(self, runner: Any, p: RatioParams) -> pl.DataFrame:
+        from dataclasses import replace
+
+        tables = []
+        for share in p.short_loads:
+            setup = p.setup(share)
+            t = _min_buffers(f"{self.id} {round(100 * share)}% short", runner, replace(p.search, setup=setup))
+            found = [(r["flows"], r["min_buffer"]) for r in t.iter_rows(named=True) if r["min_buffer"] is not None]
+            afct = dict(zip(found, setup.completions(runner, found, f"{self.id} AFCT at the minimum buffers")))
+            tables.append(t.with_columns(
+                short_load=pl.lit(share),
+                afct_ms=pl.Series([1e3 * afct[(n, b)]["afct_s"] if (n, b) in afct else None
+                                   for n, b in zip(t["flows"], t["min_buffer"])], dtype=pl.Float64),
+            ))
+        setup = p.setup(p.compared_load)
+        full = [(n, round(setup.bdp)) for n in p.search.flows]
+        done = setup.completions(runner, full, f"{self.id} AFCT with B = 2T_pC")
+        out = pl.concat(tables)
+        return out.join(pl.DataFrame({"flows": list(p.search.flows), "afct_bdp_ms": [1e3 * c["afct_s"] for c in done]}),
+                        on="flows", how="left")
+
+    def findings(self, t: pl.DataFrame, p: RatioParams) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for share in p.short_loads:
+            for r in t.filter(pl.col("short_load") == share).iter_rows(named=True):
+                out[f"over_model_s{round(100 * share)}_n{r['flows']}"] = r["ratio_to_model"]
+        for n in p.search.flows:
+            d = t.filter(pl.col("flows") == n)
+            if len(p.short_loads) > 1 and d["min_buffer"].null_count() == 0:
+                out[f"buffer_spread_n{n}"] = d["min_buffer"].max() / d["min_buffer"].min()
+                out[f"afct_spread_n{n}"] = d["afct_ms"].max() / d["afct_ms"].min()
+            out[f"afct_over_bdp_n{n}"] = float(d["afct_ms"].max() / d["afct_bdp_ms"][0])
+        return out
+
+    def references(self, p: RatioParams) -> list[Reference]:
+        fig = "Fig 5.8, section 5.4.3"
+        refs = [
+            Reference(f"over_model_s{round(100 * share)}_n{n}", f"B(95%) / Eq 3.7's, {round(100 * share)}% short, n = {n}",
+                      1.0, "factor", 2.0, fig + " (model: Eq 3.7 with C' = (1 - short share) C)",
+                      "'We can see that our model holds well in all cases'")
+            for share in p.short_loads
+            for n in p.search.flows
+            if n >= 50
+        ]
+        if len(p.short_loads) > 1:
+            refs += [
+                Reference(f"buffer_spread_n{n}", f"largest / smallest B(95%) over the short shares, n = {n}", 1.0, "at_most",
+                          0.3, fig, "'the difference in required buffering becomes virtually zero as soon as we are above "
+                          "110 flows'")
+                for n in p.search.flows
+                if n > 110
+            ]
+            refs += [
+                Reference(f"afct_spread_n{n}", f"largest / smallest AFCT over the short shares, n = {n}", 1.0, "at_most",
+                          0.1, fig + " bottom", "'the AFCT ... only differs by a few percent'")
+                for n in p.search.flows
+                if n > 110
+            ]
+        refs += [
+            Reference(f"afct_over_bdp_n{n}", f"largest AFCT at the minimum buffers / AFCT with 2T_pC, n = {n}", 1.0,
+                      "at_most", 0.0, fig + " bottom", "'in any of the three settings, it remains much smaller than the "
+                      "AFCT with full buffers of 2T_p x C'")
+            for n in p.search.flows
+        ]
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: RatioParams, path: Path) -> Path:
+        import numpy as np
+
+        from ..theory.sizing import min_buffer_for_utilization
+
+        plt = _pyplot()
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
+        ns = np.linspace(min(p.search.flows), max(p.search.flows), 200)
+        for share, marker in zip(p.short_loads, "os^"):
+            d = t.filter((pl.col("short_load") == share) & pl.col("min_buffer").is_not_null()).sort("flows")
+            line, = top.plot(d["flows"], d["min_buffer"], marker=marker, ls="", label=f"{round(100 * share)}% short")
+            top.plot(ns, [min_buffer_for_utilization(0.95, p.setup(share).long_bdp, n) for n in ns], color=line.get_color(),
+                     lw=1, ls=":")
+            bottom.plot(d["flows"], d["afct_ms"], marker=marker, label=f"{round(100 * share)}% short, B = B(95%)")
+        top.axhline(100, color="0.5", ls="--", lw=1, label="short flows alone (thesis: about 100)")
+        d = t.filter(pl.col("short_load") == p.short_loads[0]).sort("flows")
+        bottom.plot(d["flows"], d["afct_bdp_ms"], "ks-", label=f"{round(100 * p.compared_load)}% short, B = 2T_pC")
+        top.set_ylabel("minimum buffer for 95% (packets)")
+        bottom.set_ylabel("AFCT of 14-packet flows (ms)")
+        bottom.set_xlabel("number of long-lived flows n")
+        top.set_title(f"OC3, BDP {p.search.setup.bdp:.0f} pkt; dotted: Eq 3.7 with the long flows' share")
+        for ax in (top, bottom):
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize="small")
+        return _save(fig, path)
+
+    def example_scenario(self, p: RatioParams) -> dict[str, Any]:
+        from ..theory.sizing import sqrt_n_buffer
+
+        setup = p.setup(p.compared_load)
+        return setup.scenario(200, math.ceil(sqrt_n_buffer(setup.long_bdp, 200)), 1)
+
+
+# ---------------------------------------------------------------------------
+# Figs 5.9 and 5.10: Pareto flow lengths with a large and a small buffer
+
+
+@dataclass(frozen=True)
+class ParetoParams:
+    large: int  #: 2T_pC, the script's 1650
+    small: int  #: a tenth of it: 2T_pC/sqrt(n) with n = 100
+    load: float  #: nominal offered load (see the experiment's differences)
+    duration_s: float
+    warmup_s: float
+    mean_packets: int = 30  #: the script's flows_data_kb
+    shape: float = 1.2  #: the script's shape_
+    senders: int = 200
+    sample_s: float = 0.050  #: the script's time_slice
+    seed: int = 1
+
+    @property
+    def link(self) -> LongFlows:
+        """The link: 155 Mb/s, 'RTT of approximately 100 ms' (section 5.5)."""
+        return LongFlows(OC3_BPS, 0.100, warmup_s=self.warmup_s, measure_s=self.duration_s - self.warmup_s, seeds=1)
+
+    def scenario(self, buffer: int) -> dict[str, Any]:
+        us = lambda s: f"{round(s * 1e6)}us"  # noqa: E731
+        s = self.link.scenario(self.senders, buffer, self.seed)
+        size = {"dist": "pareto", "mean": f"{self.mean_packets}pkt", "shape": self.shape}
+        return {
+            **s,
+            "name": f"appenzeller-pareto-b{buffer}-load{self.load:g}",
+            "duration": us(self.duration_s),
+            "warmup": us(self.warmup_s),
+            "sample_interval": us(self.sample_s),
+            "flows": [{**short_arrivals(self.load, size), "group": "pareto"}],
+            # every drop at the bottleneck: the drop rate of each 50 ms interval
+            "trace": {"packets": {"links": ["bottleneck"], "events": ["drop"]}},
+        }
+
+
+def interval_series(directory: Path, p: ParetoParams) -> pl.DataFrame:
+    """Per sample interval after the warm-up: the flows in congestion avoidance, the
+    bottleneck's utilization and queue (at the interval's end), and its drop rate: drops
+    over arrivals, arrivals being departures + drops + the queue's growth."""
+    ts = pl.read_parquet(directory / "timeseries.parquet")
+    wide = ts.filter(pl.col("metric").is_in(["flows_in_ca", "link_utilization", "queue_packets"])
+                     & pl.col("entity").is_in(["bottleneck", ""])).pivot(
+        "metric", index="time_s", values="value").sort("time_s")
+    drops = pl.read_parquet(directory / "trace.parquet", columns=["time_ns"]).select(
+        # the interval (t - sample, t] a drop falls in, named by t
+        time_s=((pl.col("time_ns") + round(p.sample_s * 1e9) - 1) // round(p.sample_s * 1e9)) * p.sample_s
+    ).group_by("time_s").len("drops")
+    departures = pl.col("link_utilization") * p.link.packets_per_s * p.sample_s
+    return (
+        wide.with_columns(time_s=pl.col("time_s").round(6))
+        .join(drops.with_columns(time_s=pl.col("time_s").round(6)), on="time_s", how="left")
+        .with_columns(drops=pl.col("drops").fill_null(0))
+        .with_columns(arrivals=departures + pl.col("drops") + pl.col("queue_packets").diff().fill_null(0))
+        .with_columns(drop_rate=pl.when(pl.col("arrivals") > 0).then(pl.col("drops") / pl.col("arrivals")).otherwise(0.0))
+        .filter(pl.col("time_s") > p.warmup_s)
+        .rename({"link_utilization": "utilization", "queue_packets": "queue"})
+        .select("time_s", "flows_in_ca", "utilization", "queue", "drops", "drop_rate")
+    )
+
+
+def realized_load(directory: Path, p: ParetoParams) -> float:
+    """The load the flows that arrived offered, headers included: the thesis's 'load'."""
+    f = pl.read_parquet(directory / "flows.parquet", columns=["size_bytes"])
+    return float(f["size_bytes"].sum()) * PACKET_BYTES / PAYLOAD_BYTES * 8 / (p.link.rate_bps * p.duration_s)
+
+
+class Pareto(Experiment):
+    """Pareto flow lengths at a load just above the link (section 5.5); the two figures
+    run the same two buffers and are judged each on its own."""
+
+    figure: str
+    buffer_kind: str  #: "large" or "small"
+    differences = (
+        "The thesis's load 'just above 100%' is not reproducible as a nominal figure: with shape 1.2 most of "
+        "the mean flow length lies in flows longer than any run, so the lengths a run draws fall short of the "
+        "mean and a nominal 1.02 offers about 0.9 of the link (the queue then empties often and few flows "
+        "reach congestion avoidance). We set the nominal load to 1.3: the table's realized_load is the load "
+        "the arrived flows offer, and the link is full from 20 s on. Above 100% the backlog of unfinished "
+        "heavy flows grows, so the number of flows in congestion avoidance drifts up with time; we measure "
+        "30 s after a 40 s warm-up, the span of the script's 50 s runs after their first third. Flows in "
+        "congestion avoidance are counted by the simulator at each sample as the established senders with "
+        "cwnd >= ssthresh (docs/simulator.md, Metrics); the drop rate of an interval is its drops over its "
+        "arrivals (departures + drops + the queue's growth)."
+    )
+    fidelities = {
+        "quick": ParetoParams(1650, 165, load=1.3, duration_s=50, warmup_s=35),
+        "paper": ParetoParams(1650, 165, load=1.3, duration_s=70, warmup_s=40),
+    }
+
+    def buffers(self, p: ParetoParams) -> dict[str, int]:
+        return {"large": p.large, "small": p.small}
+
+    def measure(self, runner: Any, p: ParetoParams) -> pl.DataFrame:
+        kinds = self.buffers(p)
+        dirs = run_dirs(runner, [[p.scenario(b)] for b in kinds.values()], f"Figs 5.9-5.10 ({len(kinds)} runs)")
+        parts = []
+        for (kind, b), (d,) in zip(kinds.items(), dirs):
+            summary = json.loads((d / "summary.json").read_text())
+            parts.append(interval_series(d, p).with_columns(
+                buffer_kind=pl.lit(kind), buffer=pl.lit(b), loss_rate=pl.lit(summary["bottleneck_loss_rate"]),
+                mean_utilization=pl.lit(summary["bottleneck_utilization"]), realized_load=pl.lit(realized_load(d, p)),
+            ))
+        return pl.concat(parts)
+
+    def _stats(self, t: pl.DataFrame, kind: str) -> dict[str, float]:
+        d = t.filter(pl.col("buffer_kind") == kind)
+        return {
+            "ca_min": float(d["flows_in_ca"].min()), "ca_mean": float(d["flows_in_ca"].mean()),
+            "ca_max": float(d["flows_in_ca"].max()), "utilization": float(d["mean_utilization"][0]),
+            "queue_min": float(d["queue"].min()), "queue_max": float(d["queue"].max()),
+            "loss_rate": float(d["loss_rate"][0]), "drop_rate_max": float(d["drop_rate"].max()),
+            "intervals_with_drops": float((d["drops"] > 0).mean()), "realized_load": float(d["realized_load"][0]),
+        }
+
+    def findings(self, t: pl.DataFrame, p: ParetoParams) -> dict[str, float | None]:
+        mine, other = self._stats(t, self.buffer_kind), self._stats(t, "large" if self.buffer_kind == "small" else "small")
+        out: dict[str, float | None] = dict(mine)
+        if self.buffer_kind == "small":
+            out["loss_over_large"] = mine["loss_rate"] / other["loss_rate"] if other["loss_rate"] else None
+            out["drop_intervals_over_large"] = (mine["intervals_with_drops"] / other["intervals_with_drops"]
+                                                if other["intervals_with_drops"] else None)
+            out["peak_drop_rate_over_large"] = (mine["drop_rate_max"] / other["drop_rate_max"]
+                                                if other["drop_rate_max"] else None)
+        return out
+
+    def plot(self, t: pl.DataFrame, p: ParetoParams, path: Path) -> Path:
+        plt = _pyplot()
+        b = self.buffers(p)[self.buffer_kind]
+        d = t.filter(pl.col("buffer_kind") == self.buffer_kind)
+        fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+        panels = (("flows_in_ca", 1, "flows in CA"), ("utilization", 100, "utilization (%)"),
+                  ("queue", 1, "queue (packets)"), ("drop_rate", 100, "drops per 50 ms (%)"))
+        for ax, (col, scale, label) in zip(axes, panels):
+            ax.plot(d["time_s"], d[col] * scale, lw=0.8)
+            ax.set_ylabel(label)
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+        axes[1].set_ylim(0, 105)
+        axes[2].axhline(b, color="C3", ls=":", lw=1)
+        axes[-1].set_xlabel("time (s)")
+        axes[0].set_title(f"Fig {self.figure}: Pareto lengths (mean {p.mean_packets}, shape {p.shape:g}), OC3, ~100 ms, "
+                          f"B = {b}; realized load {d['realized_load'][0]:.2f}")
+        return _save(fig, path)
+
+    def example_scenario(self, p: ParetoParams) -> dict[str, Any]:
+        return p.scenario(self.buffers(p)[self.buffer_kind])
+
+
+class Fig59(Pareto):
+    id = "appenzeller.fig5_9"
+    figure = "5.9"
+    buffer_kind = "large"
+    title = "Pareto flow lengths with a large buffer of 2T_pC: flows in CA, utilization, queue, drops (Fig 5.9)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.9, section 5.5; digest 003 E5.9, R17"
+    summary = (
+        "Poisson arrivals of TCP flows with Pareto lengths (mean 30 packets, shape 1.2, the script's) at a "
+        "load just above the link, on OC3 with 2T_p about 100 ms and a DropTail buffer of 1650 packets "
+        "(2T_pC). Against time, per 50 ms: the flows in congestion avoidance, utilization, queue, drop rate."
+    )
+
+    def references(self, p: ParetoParams) -> list[Reference]:
+        fig = "Fig 5.9, section 5.5"
+        return [
+            Reference("ca_min", "fewest flows in congestion avoidance", 60.0, "factor", 1.5, fig,
+                      "'It fluctuates between 60 and 160 flows with an average of about 110 flows'"),
+            Reference("ca_max", "most flows in congestion avoidance", 160.0, "factor", 1.5, fig, ""),
+            Reference("ca_mean", "mean flows in congestion avoidance", 110.0, "factor", 1.5, fig, ""),
+            Reference("utilization", "utilization", 1.0, "at_least", 0.002, fig,
+                      "'it was 100% for the entire duration of the experiment'"),
+            Reference("queue_min", "least queue (packets)", 800.0, "at_least", 100.0, fig,
+                      "'It never drops below 800 packets'"),
+            Reference("queue_max", "largest queue (packets)", float(p.large), "abs", 50.0, fig,
+                      "'fluctuates between 800 and the maximum of 1600 packets'"),
+            Reference("loss_rate", "loss rate", 0.01, "factor", 3.0, fig, "'On average, the loss rate is around 1%'"),
+            Reference("drop_rate_max", "largest drop rate of a 50 ms interval", 0.5, "factor", 2.0, fig,
+                      "'for some intervals, the drop rate goes as high as 50%'"),
+        ]
+
+
+class Fig510(Pareto):
+    id = "appenzeller.fig5_10"
+    figure = "5.10"
+    buffer_kind = "small"
+    title = "Pareto flow lengths with a small buffer of 2T_pC/sqrt(n), n = 100 (Fig 5.10)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.10, section 5.5; digest 003 E5.10, R17"
+    summary = (
+        "As Fig 5.9 with the buffer a tenth of it, 165 packets: 2T_pC/sqrt(n) with n = 100 read off Fig 5.9's "
+        "flows in congestion avoidance. Against time, per 50 ms: flows in congestion avoidance, utilization, "
+        "queue, drop rate; and the drops set beside the large buffer's."
+    )
+
+    def references(self, p: ParetoParams) -> list[Reference]:
+        fig = "Fig 5.10, section 5.5"
+        return [
+            Reference("ca_min", "fewest flows in congestion avoidance", 100.0, "at_least", 30.0, fig,
+                      "'the number of flows stays above 100 all the time, justifying our choice of n = 100'"),
+            Reference("utilization", "utilization", 0.99, "at_least", 0.0, fig,
+                      "'Averaging shows that the utilization is above 99%'"),
+            Reference("queue_min", "least queue (packets)", 0.0, "at_most", 5.0, fig,
+                      "'The queue length ... oscillates between zero and the buffer size of 165'"),
+            Reference("queue_max", "largest queue (packets)", float(p.small), "abs", 2.0, fig, ""),
+            Reference("loss_rate", "loss rate", 0.05, "at_most", 0.0, fig, "'still a low single digit percentage'"),
+            Reference("loss_over_large", "loss rate / the large buffer's", 1.0, "at_least", 0.0, fig,
+                      "'Overall, the drop rate is now higher'"),
+            Reference("drop_intervals_over_large", "share of intervals with drops / the large buffer's", 1.0,
+                      "at_least", 0.0, fig, "'more intervals have drops'"),
+            Reference("peak_drop_rate_over_large", "largest drop rate of an interval / the large buffer's", 1.0,
+                      "at_most", 0.0, fig, "'the maximum drop rate in a single interval is lower'"),
+        ]
+
+
+# ---------------------------------------------------------------------------
+# Chapter 6 in simulation: the lab router of section 6.1 (Fig 6.1)
+#
+# The lab: a Cisco GSR 12410 with an OC3 egress (149.26 Mb/s after PPP/SONET framing), a
+# hardware delay generator, Harpoon's TCP flows from Linux and BSD hosts, 1500-byte
+# packets, RTT x C = 1291 packets. The router's interface ASIC holds 43 packets the
+# queue limit does not count (the "hidden FIFO"), so the router buffered B + 43.
+
+GSR_BPS = 149.26e6
+GSR_PACKET_BYTES = 1500
+GSR_BDP = 1291  #: RTT x C in packets, as printed
+GSR_HIDDEN_FIFO = 43
+GSR_RTT_S = GSR_BDP * 8 * GSR_PACKET_BYTES / GSR_BPS  #: 103.8 ms
+
+#: Fig 6.1: flows, buffer as a multiple of RTT x C/sqrt(n), packets, and the thesis's
+#: model, ns-2 and experiment columns (utilization)
+GSR_TABLE = (
+    (100, 0.5, 64, 0.969, 0.947, 0.949), (100, 1, 129, 0.999, 0.993, 0.981),
+    (100, 2, 258, 1.0, 0.999, 0.998), (100, 3, 387, 1.0, 0.998, 0.997),
+    (200, 0.5, 46, 0.988, 0.970, 0.986), (200, 1, 91, 0.999, 0.992, 0.997),
+    (200, 2, 182, 1.0, 0.998, 0.998), (200, 3, 273, 1.0, 1.0, 0.998),
+    (300, 0.5, 37, 0.995, 0.986, 0.996), (300, 1, 74, 1.0, 0.993, 0.998),
+    (300, 2, 148, 1.0, 0.999, 0.998), (300, 3, 222, 1.0, 1.0, 1.0),
+    (400, 0.5, 32, 0.997, 0.992, 0.995), (400, 1, 64, 1.0, 0.998, 1.0),
+    (400, 2, 128, 1.0, 1.0, 1.0), (400, 3, 192, 1.0, 1.0, 0.999),
+)
+
+
+@dataclass(frozen=True)
+class LabParams:
+    setup: LongFlows
+    flows: tuple[int, ...]
+    multiples: tuple[float, ...]
+    hidden_fifo: int = GSR_HIDDEN_FIFO
+
+    def rows(self) -> list[tuple[int, float, int, float, float, float]]:
+        return [r for r in GSR_TABLE if r[0] in self.flows and r[1] in self.multiples]
+
+
+def lab_setup(scale: float, warmup_s: float, measure_s: float, seeds: int) -> LongFlows:
+    """The lab's link slowed down ``scale`` times and its round trip lengthened as much:
+    the BDP in packets, the windows, the buffers and n stay, and so does everything that
+    happens in units of a round trip; only the clock runs ``scale`` times slower, so the
+    warm-up and the measurement are ``scale`` times longer (docs/experiments.md)."""
+    return LongFlows(GSR_BPS / scale, GSR_RTT_S * scale, warmup_s=warmup_s * scale, measure_s=measure_s * scale,
+                     seeds=seeds, start_window_s=10.0 * scale, packet_bytes=GSR_PACKET_BYTES)
+
+
+class Fig61(Experiment):
+    id = "appenzeller.fig6_1"
+    title = "The lab router: utilization against buffer, model, ns-2, experiment and ours (Fig 6.1)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 6.1, section 6.1; digest 003 section 5.1, R18"
+    summary = (
+        "The GSR lab experiment in simulation: 100 to 400 long-lived Reno flows through a 149.26 Mb/s "
+        "bottleneck (OC3 after framing) with RTT x C = 1291 packets of 1500 B (2T_p 103.8 ms, spread 20%), "
+        "DropTail buffers of 0.5, 1, 2 and 3 x 1291/sqrt(n) packets (the thesis's packet counts), each "
+        "run as configured (B) and as the router held it (B + its 43-packet hidden FIFO). Beside them the "
+        "thesis's model, ns-2 and measured columns, and Eq 3.7 computed with and without the FIFO."
+    )
+    differences = (
+        "The thesis's model column cannot be recomputed from Eq 3.7 with the listed packets (digest 7.5): "
+        "with the hidden FIFO added it comes within 1.6 points, so both are in the table and neither is "
+        "judged. Ours is judged against the measured column, within 2 points (the thesis's own ns-2 is "
+        "within 1.6 of it), using the run with the FIFO: the router's buffer. Harpoon's flows ran on Linux "
+        "and BSD stacks; ours are the thesis's ns-2 Reno. The 'scaled' fidelity is the same experiment at "
+        "an eighth of the rate with eight times the round trip, for the emulator (docs/experiments.md)."
+    )
+    fidelities = {
+        "quick": LabParams(lab_setup(1, warmup_s=30, measure_s=30, seeds=1), flows=(100, 400), multiples=(0.5, 2)),
+        "paper": LabParams(lab_setup(1, warmup_s=30, measure_s=120, seeds=3), flows=(100, 200, 300, 400),
+                           multiples=(0.5, 1, 2, 3)),
+        "scaled": LabParams(lab_setup(8, warmup_s=30, measure_s=60, seeds=1), flows=(100, 200, 300, 400),
+                            multiples=(0.5, 1, 2, 3)),
+    }
+
+    def measure(self, runner: Any, p: LabParams) -> pl.DataFrame:
+        from ..theory.sizing import util_lower_bound
+
+        rows = p.rows()
+        points = [(n, b + extra) for n, _, b, *_ in rows for extra in (0, p.hidden_fifo)]
+        stats = p.setup.measure_points(runner, points, f"{self.id} ({len(points)} points)")
+        out = []
+        for i, (n, multiple, b, model, ns2, measured) in enumerate(rows):
+            plain, with_fifo = stats[2 * i], stats[2 * i + 1]
+            out.append({
+                "flows": n, "multiple": multiple, "buffer": b, "thesis_model": model, "thesis_ns2": ns2,
+                "thesis_experiment": measured,
+                "eq37": float(util_lower_bound(b, GSR_BDP, n)),
+                "eq37_with_fifo": float(util_lower_bound(b + p.hidden_fifo, GSR_BDP, n)),
+                "utilization": plain["utilization"], "utilization_with_fifo": with_fifo["utilization"],
+                "loss_rate_with_fifo": with_fifo["loss_rate"],
+            })
+        return pl.DataFrame(out)
+
+    def findings(self, t: pl.DataFrame, p: LabParams) -> dict[str, float | None]:
+        return {f"util_n{r['flows']}_x{r['multiple']:g}": r["utilization_with_fifo"] for r in t.iter_rows(named=True)}
+
+    def references(self, p: LabParams) -> list[Reference]:
+        return [
+            Reference(f"util_n{n}_x{m:g}", f"utilization, n = {n}, B = {b} (+43 hidden FIFO)", measured, "abs", 0.02,
+                      "Fig 6.1, section 6.1 (the router's measured column)",
+                      f"model {100 * model:.1f}%, ns-2 {100 * ns2:.1f}%, experiment {100 * measured:.1f}%")
+            for n, m, b, model, ns2, measured in p.rows()
+        ]
+
+    def plot(self, t: pl.DataFrame, p: LabParams, path: Path) -> Path:
+        plt = _pyplot()
+        flows = sorted(set(t["flows"]))
+        fig, axes = plt.subplots(1, len(flows), figsize=(3.2 * len(flows), 4), sharey=True, squeeze=False)
+        for ax, n in zip(axes[0], flows):
+            d = t.filter(pl.col("flows") == n).sort("multiple")
+            for col, style, label in (("thesis_experiment", "ks-", "GSR experiment"), ("thesis_ns2", "^--", "thesis ns-2"),
+                                      ("eq37_with_fifo", ":", "Eq 3.7, B + 43"), ("utilization", "o-", "ours, B"),
+                                      ("utilization_with_fifo", "D-", "ours, B + 43")):
+                ax.plot(d["multiple"], 100 * d[col], style, label=label, ms=5)
+            ax.set_title(f"n = {n}")
+            ax.set_xlabel("buffer (x RTT C/sqrt(n))")
+            ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel("utilization (%)")
+        axes[0][0].legend(fontsize="x-small", loc="lower right")
+        return _save(fig, path)
+
+    def example_scenario(self, p: LabParams) -> dict[str, Any]:
+        n, _, b, *_ = p.rows()[0]
+        return p.setup.scenario(n, b + p.hidden_fifo, 1)
+
+
+# ---------------------------------------------------------------------------
+# Chapter 6 in simulation: the Stanford gateway of section 6.2 (Fig 6.9)
+#
+# The gateway was shaped to 20 Mb/s with a queue limit and a token bucket of 10 ms
+# (45 packets of the mean 557.1 B) that acts as extra buffer; 2T is assumed 250 ms, so
+# the BDP is 1121 packets of 557.1 B (Eq 6.1); NetFlow brackets the long flows n between
+# 400 and 1900 (Eqs 6.4, 6.5); web traffic is 30% of the bytes, UDP 4.3% (Fig 6.8).
+
+STANFORD_BPS = 20e6
+STANFORD_RTT_S = 0.250
+STANFORD_PACKET_BYTES = 557  #: the mean of Fig 6.7
+STANFORD_TOKEN_BUCKET = 45  #: Eq 6.8
+#: Fig 6.9: queue limit (the token bucket's 45 packets come on top) and measured utilization
+STANFORD_TABLE = ((455, 0.9992), (40, 0.9855), (20, 0.9755), (1, 0.9741))
+
+
+@dataclass(frozen=True)
+class StanfordParams:
+    setup: LongFlows  #: its flows are the long TCP flows
+    flows: int = 400  #: n_min, the thesis's choice (Eq 6.4)
+    web_share: float = 0.30
+    web_packets: int = 16  #: NetFlow's packets per web flow
+    udp_share: float = 0.043
+    udp_packet_bytes: int = 204
+    limits: tuple[int, ...] = tuple(q for q, _ in STANFORD_TABLE)
+
+    def scenario(self, limit: int, seed: int) -> dict[str, Any]:
+        s = self.setup.scenario(self.flows, limit + STANFORD_TOKEN_BUCKET, seed)
+        udp = {"kind": "udp", "group": "udp", "model": "poisson", "count": 1, "src": "s0", "dst": "receivers",
+               "rate": f"{self.udp_share * self.setup.rate_bps:.0f}bps", "packet_size": f"{self.udp_packet_bytes}B"}
+        return {**s, "name": f"appenzeller-stanford-q{limit}",
+                "flows": [*s["flows"], short_arrivals(self.web_share, f"{self.web_packets}pkt"), udp]}
+
+
+class Fig69(Experiment):
+    id = "appenzeller.fig6_9"
+    title = "The Stanford gateway at 20 Mb/s: utilization against buffer (Fig 6.9)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 6.9, section 6.2; digest 003 section 5.2, R20"
+    summary = (
+        "The live experiment's reported traffic in simulation: a 20 Mb/s bottleneck, 2T_p 250 ms (the "
+        "thesis's assumption, spread 20%), 557-byte packets (the measured mean; BDP 1121 packets, Eq 6.1), "
+        "400 long-lived Reno flows (n_min, Eq 6.4), Poisson web flows of 16 packets carrying 30% of the "
+        "link, Poisson UDP at 4.3% in 204-byte packets (Fig 6.8). DropTail buffers of the queue limits of "
+        "Fig 6.9 plus the shaper's 45-packet token bucket: 500, 85, 65 and 46 packets. Utilization beside "
+        "the measured values and Eq 3.7 with n = 400."
+    )
+    differences = (
+        "The live traffic is known only by its NetFlow summary; we simulate what the thesis reports of it "
+        "(long flows at n_min, web and UDP shares, the mean packet size) and count the token bucket as "
+        "buffer, as the thesis does. Every packet of the TCP flows has the mean size; real traffic mixed "
+        "40-byte and 1500-byte packets. Ours is judged against the measured utilization within 1.5 points; "
+        "the thesis's model column is Eq 3.7 with n = 400 and is recomputed, not judged (digest 7.23)."
+    )
+    fidelities = {
+        "quick": StanfordParams(LongFlows(STANFORD_BPS, STANFORD_RTT_S, warmup_s=30, measure_s=30, seeds=1,
+                                          packet_bytes=STANFORD_PACKET_BYTES), limits=(455, 1)),
+        "paper": StanfordParams(LongFlows(STANFORD_BPS, STANFORD_RTT_S, warmup_s=30, measure_s=300, seeds=3,
+                                          packet_bytes=STANFORD_PACKET_BYTES)),
+    }
+
+    def measure(self, runner: Any, p: StanfordParams) -> pl.DataFrame:
+        from ..theory.sizing import util_lower_bound
+
+        measured = dict(STANFORD_TABLE)
+        runs = run_points(runner, [[p.scenario(q, 1 + i) for i in range(p.setup.seeds)] for q in p.limits],
+                          f"{self.id} ({len(p.limits)} points)")
+        rows = []
+        for q, summaries in zip(p.limits, runs):
+            b = q + STANFORD_TOKEN_BUCKET
+            rows.append({
+                "queue_limit": q, "buffer": b, "multiple": b / (p.setup.bdp / math.sqrt(p.flows)),
+                "thesis_experiment": measured[q], "eq37": float(util_lower_bound(b, p.setup.bdp, p.flows)),
+                "utilization": sum(s["bottleneck_utilization"] for s in summaries) / len(summaries),
+                "loss_rate": sum(s["bottleneck_loss_rate"] for s in summaries) / len(summaries),
+            })
+        return pl.DataFrame(rows)
+
+    def findings(self, t: pl.DataFrame, p: StanfordParams) -> dict[str, float | None]:
+        return {f"util_b{r['buffer']}": r["utilization"] for r in t.iter_rows(named=True)}
+
+    def references(self, p: StanfordParams) -> list[Reference]:
+        from ..theory.sizing import util_lower_bound
+
+        measured = dict(STANFORD_TABLE)
+        return [
+            Reference(f"util_b{q + STANFORD_TOKEN_BUCKET}", f"utilization, buffer {q} + {STANFORD_TOKEN_BUCKET}",
+                      measured[q], "abs", 0.015, "Fig 6.9, section 6.2 (measured)",
+                      f"measured {100 * measured[q]:.2f}%; Eq 3.7 (n = {p.flows}) "
+                      f"{100 * float(util_lower_bound(q + STANFORD_TOKEN_BUCKET, p.setup.bdp, p.flows)):.2f}%")
+            for q in p.limits
+        ]
+
+    def plot(self, t: pl.DataFrame, p: StanfordParams, path: Path) -> Path:
+        import numpy as np
+
+        from ..theory.sizing import util_lower_bound
+
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        d = t.sort("buffer")
+        ax.plot(d["buffer"], 100 * d["thesis_experiment"], "ks", ms=7, label="Stanford VXR, measured")
+        ax.plot(d["buffer"], 100 * d["utilization"], "o", color="C0", label=f"simulation ({p.setup.seeds} seeds)")
+        bs = np.linspace(1, float(d["buffer"].max()), 300)
+        ax.plot(bs, [100 * float(util_lower_bound(b, p.setup.bdp, p.flows)) for b in bs], "C1-", lw=1,
+                label=f"Eq 3.7, n = {p.flows}, BDP {p.setup.bdp:.0f}")
+        ax.set_xscale("log")
+        ax.set_xlabel("buffer: queue limit + 45-packet token bucket (packets)")
+        ax.set_ylabel("utilization (%)")
+        ax.set_ylim(90, 100.5)
+        ax.set_title("20 Mb/s, 2T 250 ms, 557-byte packets")
+        ax.grid(True, alpha=0.3, which="both")
+        ax.legend(fontsize="small", loc="lower right")
+        return _save(fig, path)
+
+    def example_scenario(self, p: StanfordParams) -> dict[str, Any]:
+        return p.scenario(40, 1)
 
 # ---------------------------------------------------------------------------
 # Figs 2.2-2.5: one long flow, at, under and over the bandwidth-delay product
@@ -1110,3 +2202,5 @@ class Fig31(Experiment):
 
 
 EXPERIMENTS = [Fig22(), Fig24(), Fig25(), Fig31(), Fig51(), Fig34(), Fig52(), Fig52Low(), Fig53()]
+#: Figs 5.4-5.10 and chapter 6
+EXPERIMENTS += [Fig54(), Fig55(), Fig56(), Fig57(), Fig58(), Fig59(), Fig510(), Fig61(), Fig69()]
