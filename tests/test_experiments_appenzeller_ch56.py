@@ -185,3 +185,17 @@ def test_fig6_9_quick(tmp_path, store):
     assert t["multiple"][0] == pytest.approx(0.82, abs=0.01)
     assert found["util_b500"] > 0.999 and found["util_b500"] >= found["util_b46"]
     assert t["loss_rate"][0] > t["loss_rate"][1]
+
+
+def test_the_scaled_lab_measures_what_the_full_rate_one_does(store):
+    """The emulator's fidelity (an eighth of the rate, eight times the round trip) in
+    simulation: the same utilization at the same n and B, within a seed's noise."""
+    from aqmlab.experiments.core import run_points
+    from aqmlab.sweeps import Runner
+
+    n, b = 100, 129 + app.GSR_HIDDEN_FIFO
+    with Runner(None, 2, store, False, False) as runner:
+        full, scaled = run_points(runner, [[app.lab_setup(k, 30, 30, 1).scenario(n, b, 1)] for k in (1, 8)], "scaling")
+    u_full, u_scaled = full[0]["bottleneck_utilization"], scaled[0]["bottleneck_utilization"]
+    assert 0.9 < u_full < 1 and u_scaled == pytest.approx(u_full, abs=0.01)
+    assert scaled[0]["bottleneck_loss_rate"] == pytest.approx(full[0]["bottleneck_loss_rate"], rel=0.25)
