@@ -14,6 +14,7 @@ from aqmlab import experiments
 from aqmlab.experiments import appenzeller as app
 from aqmlab.scenario import Scenario
 from aqmlab.sweeps import make_task
+from aqmlab.theory.short_flows import burst_distribution, mg1_mean_queue
 from aqmlab.theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
 
 
@@ -199,3 +200,16 @@ def test_the_scaled_lab_measures_what_the_full_rate_one_does(store):
     u_full, u_scaled = full[0]["bottleneck_utilization"], scaled[0]["bottleneck_utilization"]
     assert 0.9 < u_full < 1 and u_scaled == pytest.approx(u_full, abs=0.01)
     assert scaled[0]["bottleneck_loss_rate"] == pytest.approx(full[0]["bottleneck_loss_rate"], rel=0.25)
+
+
+def test_fig6_2_quick(tmp_path, store):
+    rep, found = _run("appenzeller.fig6_2", tmp_path, store)
+    t = rep.table
+    for l in (14, 62):
+        d = t.filter(pl.col("length") == l).sort("queue")
+        ccdf = d["ccdf"].to_list()
+        assert ccdf[0] == 1 and ccdf == sorted(ccdf, reverse=True)
+        assert d["model_mean"][0] == pytest.approx(mg1_mean_queue(0.85, burst_distribution(l)))
+    # longer flows, longer bursts: the 62-packet flows fill the hidden FIFO far more often
+    assert found["above_fifo_l62"] > 3 * found["above_fifo_l14"]
+    assert 0.5 < found["mean_over_model_l62"] < 1.5
