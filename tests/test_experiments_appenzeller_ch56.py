@@ -75,13 +75,14 @@ def test_fig5_4_quick(tmp_path, store):
     assert t.height == 3 * 2 and not t["censored"].any()
     b = {(r["access_mbps"], r["length"]): r["min_buffer"] for r in t.iter_rows(named=True)}
     for l in (14, 62):
-        assert b[(0.5, l)] < b[(5.0, l)] / 2  # bursts spread out on the slow access link
-        assert b[(5.0, l)] < b[(5.0, 62)] or l == 62
+        # bursts spread out on the slow access link; the fast one keeps them whole
+        assert b[(0.5, l)] < b[(5.0, l)] <= b[(50.0, l)]
+    assert b[(5.0, 14)] < b[(5.0, 62)]
     # with fast access the buffer for 1% loss stays below the effective-bandwidth model's,
     # which takes every burst to arrive at once
     for r in t.filter(pl.col("access_mbps") == 50.0).iter_rows(named=True):
         assert r["min_buffer"] <= r["model_eb"]
-    assert found["slow_over_same"] < 0.6 and 0.7 < found["fast_over_same"] < 1.5
+    assert found["slow_over_same"] < 0.9 and 0.9 < found["fast_over_same"] < 1.5
 
 
 def test_fig5_5_quick(tmp_path, store):

@@ -899,9 +899,12 @@ class Fig54(Experiment):
     differences = (
         "The thesis states neither the loss target nor the load; we take 10^-3 (digest 7.19) and Fig 5.3's "
         "80%. It prints no numbers; its claims, made numeric: the 500 kb/s access needs 'much less' buffer "
-        "than the 5 Mb/s one (at most 0.6 of it, mean over lengths), and 5 and 50 Mb/s differ 'fairly "
-        "little' (within a factor 1.3). A loss rate of 10^-3 is a few hundred drops in a run, so each "
-        "minimum carries the noise of that count: the bisection's bracket is in the table."
+        "than the 5 Mb/s one (at most 0.6 of it, median over lengths of the ratio), and 5 and 50 Mb/s differ "
+        "'fairly little' (within a factor 1.3). A loss rate of 10^-3 is a few hundred drops in a run, so each "
+        "minimum carries the noise of that count: the bisection's bracket is in the table. Slow access links "
+        "spread each flow's bursts, but not the number of flows sending at once: at 80% load about 8 flows "
+        "send at 500 kb/s on average, and whenever more than 10 do the queue grows at their excess rate; "
+        "at a 10^-3 loss target those episodes set the buffer, and it falls by a sixth, not 'much'."
     )
     fidelities = {
         "quick": AccessParams(ShortFlowParams(lengths=(14, 62), rates_bps=(5e6,), measure_s=120, seeds=1, sample_s=0),
@@ -933,23 +936,26 @@ class Fig54(Experiment):
             rows.append({"access_mbps": a / 1e6, "length": l, **r, "target": p.loss_target, "model_eb": model[l]})
         return pl.DataFrame(rows)
 
-    def _mean_buffer(self, t: pl.DataFrame, access_bps: float) -> float | None:
-        d = t.filter(pl.col("access_mbps") == access_bps / 1e6)["min_buffer"]
-        return None if d.null_count() else float(d.mean())
+    def _median_ratio(self, t: pl.DataFrame, access_bps: float, to_bps: float) -> float | None:
+        """The median over lengths of the buffer with one access speed over that with
+        another: one noisy length (a 10^-3 loss is a few hundred drops) does not sway it."""
+        by = {a: t.filter(pl.col("access_mbps") == a / 1e6).sort("length")["min_buffer"] for a in (access_bps, to_bps)}
+        if by[access_bps].null_count() or by[to_bps].null_count():
+            return None
+        return float((by[access_bps] / by[to_bps]).median())
 
     def findings(self, t: pl.DataFrame, p: AccessParams) -> dict[str, float | None]:
-        slow, same, fast = (self._mean_buffer(t, a) for a in p.access_bps)
-        ratio = lambda a, b: None if a is None or not b else a / b  # noqa: E731
-        return {"slow_over_same": ratio(slow, same), "fast_over_same": ratio(fast, same)}
+        slow, same, fast = p.access_bps
+        return {"slow_over_same": self._median_ratio(t, slow, same), "fast_over_same": self._median_ratio(t, fast, same)}
 
     def references(self, p: AccessParams) -> list[Reference]:
         slow, same, fast = (f"{a / 1e6:g} Mb/s" for a in p.access_bps)
         fig = "Fig 5.4, section 5.3.2"
         return [
-            Reference("slow_over_same", f"buffer with {slow} access / with {same} (mean over lengths)", 0.6, "at_most", 0.0,
+            Reference("slow_over_same", f"buffer with {slow} access / with {same} (median over lengths)", 0.6, "at_most", 0.0,
                       fig, "'with a 500 Kb/s access link that is ten times slower than the bottleneck link, we require "
                       "much less buffering'"),
-            Reference("fast_over_same", f"buffer with {fast} access / with {same} (mean over lengths)", 1.0, "factor", 1.3,
+            Reference("fast_over_same", f"buffer with {fast} access / with {same} (median over lengths)", 1.0, "factor", 1.3,
                       fig, "'the difference between an access link that is faster than the bottleneck link and an "
                       "access link that has the same speed as the bottleneck link is fairly small'"),
         ]
