@@ -1685,6 +1685,7 @@ class LabParams:
     flows: tuple[int, ...]
     multiples: tuple[float, ...]
     hidden_fifo: int = GSR_HIDDEN_FIFO
+    as_configured: bool = True  #: also run B without the hidden FIFO (the router as configured)
 
     def rows(self) -> list[tuple[int, float, int, float, float, float]]:
         return [r for r in GSR_TABLE if r[0] in self.flows and r[1] in self.multiples]
@@ -1723,18 +1724,20 @@ class Fig61(Experiment):
         "paper": LabParams(lab_setup(1, warmup_s=30, measure_s=120, seeds=3), flows=(100, 200, 300, 400),
                            multiples=(0.5, 1, 2, 3)),
         "scaled": LabParams(lab_setup(8, warmup_s=30, measure_s=60, seeds=1), flows=(100, 200, 300, 400),
-                            multiples=(0.5, 1, 2, 3)),
+                            multiples=(0.5, 1, 2, 3), as_configured=False),
     }
 
     def measure(self, runner: Any, p: LabParams) -> pl.DataFrame:
         from ..theory.sizing import util_lower_bound
 
         rows = p.rows()
-        points = [(n, b + extra) for n, _, b, *_ in rows for extra in (0, p.hidden_fifo)]
-        stats = p.setup.measure_points(runner, points, f"{self.id} ({len(points)} points)")
+        extras = (0, p.hidden_fifo) if p.as_configured else (p.hidden_fifo,)
+        points = [(n, b + extra) for n, _, b, *_ in rows for extra in extras]
+        stats = dict(zip(points, p.setup.measure_points(runner, points, f"{self.id} ({len(points)} points)")))
+        none = {"utilization": None}
         out = []
-        for i, (n, multiple, b, model, ns2, measured) in enumerate(rows):
-            plain, with_fifo = stats[2 * i], stats[2 * i + 1]
+        for n, multiple, b, model, ns2, measured in rows:
+            plain, with_fifo = stats.get((n, b), none), stats[(n, b + p.hidden_fifo)]
             out.append({
                 "flows": n, "multiple": multiple, "buffer": b, "thesis_model": model, "thesis_ns2": ns2,
                 "thesis_experiment": measured,
@@ -1765,7 +1768,8 @@ class Fig61(Experiment):
             for col, style, label in (("thesis_experiment", "ks-", "GSR experiment"), ("thesis_ns2", "^--", "thesis ns-2"),
                                       ("eq37_with_fifo", ":", "Eq 3.7, B + 43"), ("utilization", "o-", "ours, B"),
                                       ("utilization_with_fifo", "D-", "ours, B + 43")):
-                ax.plot(d["multiple"], 100 * d[col], style, label=label, ms=5)
+                if d[col].null_count() < d.height:  # the scaled fidelity runs B + 43 only
+                    ax.plot(d["multiple"], 100 * d[col], style, label=label, ms=5)
             ax.set_title(f"n = {n}")
             ax.set_xlabel("buffer (x RTT C/sqrt(n))")
             ax.grid(True, alpha=0.3)
