@@ -63,6 +63,7 @@ def test_the_scaled_lab_keeps_the_bdp_and_stretches_time():
     assert eight.warmup(100, 129) == pytest.approx(8 * one.warmup(100, 129))
     assert eight.measure_s == 8 * one.measure_s
     assert one.scenario(100, 129, 1)["tcp"]["packet_size"] == "1500B"
+    assert eight.scenario(100, 129, 1)["tcp"]["min_rto"] == "1600ms"  # TCP's timers slowed as much
 
 
 # ---------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_fig5_7_quick(tmp_path, store):
         d = {r["buffer_kind"]: r for r in t.filter(pl.col("flows") == n).iter_rows(named=True)}
         assert d["small"]["buffer"] == math.ceil(sqrt_n_buffer(d["large"]["buffer"], n))
         assert d["small"]["afct_ms"] < d["large"]["afct_ms"]
-        assert d["large"]["utilization"] > 0.99
+    assert t.filter(pl.col("flows") == 200)["utilization"].min() > 0.99
     # at 200 flows the large buffer stays full: a short flow's round trip is near 2 x 2T_p
     assert 0.4 < found["afct_small_over_large_n200"] < 0.8
 

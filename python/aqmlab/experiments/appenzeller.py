@@ -1691,13 +1691,30 @@ class LabParams:
         return [r for r in GSR_TABLE if r[0] in self.flows and r[1] in self.multiples]
 
 
+@dataclass(frozen=True)
+class ScaledFlows(LongFlows):
+    """LongFlows whose TCP timers (minimum, initial and maximum RTO, clock tick) run
+    ``timers`` times slower than the defaults."""
+
+    timers: float = 1.0
+
+    def scenario(self, n: int, buffer: int, seed: int) -> dict[str, Any]:
+        s = super().scenario(n, buffer, seed)
+        if self.timers == 1:
+            return s
+        ms = lambda x: f"{x * self.timers:g}ms"  # noqa: E731
+        timers = {"min_rto": ms(200), "initial_rto": ms(1000), "max_rto": ms(60000), "clock_granularity": ms(10)}
+        return {**s, "tcp": {**s["tcp"], **timers}}
+
+
 def lab_setup(scale: float, warmup_s: float, measure_s: float, seeds: int) -> LongFlows:
-    """The lab's link slowed down ``scale`` times and its round trip lengthened as much:
-    the BDP in packets, the windows, the buffers and n stay, and so does everything that
-    happens in units of a round trip; only the clock runs ``scale`` times slower, so the
-    warm-up and the measurement are ``scale`` times longer (docs/experiments.md)."""
-    return LongFlows(GSR_BPS / scale, GSR_RTT_S * scale, warmup_s=warmup_s * scale, measure_s=measure_s * scale,
-                     seeds=seeds, start_window_s=10.0 * scale, packet_bytes=GSR_PACKET_BYTES)
+    """The lab's link slowed down ``scale`` times and its round trip lengthened as much,
+    TCP's timers with it: the BDP in packets, the windows, the buffers and n stay, and so
+    does everything that happens in units of a round trip; only the clock runs ``scale``
+    times slower, so the warm-up and the measurement are ``scale`` times longer
+    (docs/experiments.md)."""
+    return ScaledFlows(GSR_BPS / scale, GSR_RTT_S * scale, warmup_s=warmup_s * scale, measure_s=measure_s * scale,
+                       seeds=seeds, start_window_s=10.0 * scale, packet_bytes=GSR_PACKET_BYTES, timers=scale)
 
 
 class Fig61(Experiment):
