@@ -1109,4 +1109,144 @@ class Fig31(Experiment):
         return _finish(fig, ax, path)
 
 
-EXPERIMENTS = [Fig22(), Fig24(), Fig25(), Fig31(), Fig51(), Fig34(), Fig52(), Fig52Low(), Fig53()]
+# ---------------------------------------------------------------------------
+# Figs 3.2 and 3.3: the sum of many desynchronized windows
+
+
+@dataclass(frozen=True)
+class WindowSumParams:
+    setup: LongFlows
+    flows: int
+    buffer_bdps: float = 2.0  #: the buffer, in BDP/sqrt(n): where the queue swings inside [0, B]
+    sample_s: float = 0.010
+
+    @property
+    def buffer(self) -> int:
+        return round(self.buffer_bdps * self.setup.bdp / math.sqrt(self.flows))
+
+    def scenario(self) -> dict[str, Any]:
+        s = self.setup.scenario(self.flows, self.buffer, 1)
+        return {**s, "name": f"appenzeller-window-sum-n{self.flows}", "sample_interval": f"{round(self.sample_s * 1e3)}ms"}
+
+
+def window_sum_table(directory: Path, warmup_s: float) -> pl.DataFrame:
+    """After the warm-up: each sample's sum of the windows and the bottleneck's queue."""
+    ts = pl.read_parquet(directory / "timeseries.parquet").filter(pl.col("time_s") >= warmup_s)
+    wsum = ts.filter(pl.col("metric") == "sum_cwnd").select("time_s", pl.col("value").alias("sum_cwnd"))
+    queue = ts.filter((pl.col("metric") == "queue_packets") & (pl.col("entity") == "bottleneck"))
+    return wsum.join(queue.select("time_s", pl.col("value").alias("queue_packets")), on="time_s")
+
+
+class WindowSum(Experiment):
+    """One run of many desynchronized Reno flows on OC3, read twice (Figs 3.2, 3.3)."""
+
+    differences = (
+        "The thesis's run is not specified beyond 'desynchronized flows, set up as in chapter 5' (its Fig 3.3 "
+        "implies 2T_p C ~ 10,500 packets); we take chapter 5's OC3 setup (BDP 1,724 packets at the script's "
+        "89 ms), n = 200 flows and B = 2 BDP/sqrt(n), where the queue swings inside the buffer as in Fig 3.3."
+    )
+
+    def example_scenario(self, p: WindowSumParams) -> dict[str, Any]:
+        return p.scenario()
+
+    def measure(self, runner: Any, p: WindowSumParams) -> pl.DataFrame:
+        (directory,), = run_dirs(runner, [[p.scenario()]], "Figs 3.2-3.3")
+        return window_sum_table(directory, p.setup.warmup(p.flows, p.buffer))
+
+
+class Fig32(WindowSum):
+    id = "appenzeller.fig3_2"
+    title = "The sum of many windows is close to Gaussian (Fig 3.2)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 3.2, section 3.2 (Eqs 3.4-3.6); digest 003 E3.2"
+    summary = (
+        "n desynchronized long-lived Reno flows (2T_p spread +-20%, starts spread over 10 s) on an OC3 "
+        "DropTail bottleneck with B = 2 BDP/sqrt(n). The distribution of the sum of their windows, sampled "
+        "every 10 ms after the warm-up, beside the normal of the same mean and standard deviation, and its "
+        "standard deviation beside the thesis's bound (2T_p C + B)/(3 sqrt(3) sqrt(n))."
+    )
+    fidelities = {
+        "quick": WindowSumParams(LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=30, seeds=1), flows=200),
+        "paper": WindowSumParams(LongFlows(OC3_BPS, OC3_MEAN_RTT_S, warmup_s=30, measure_s=120, seeds=1), flows=200),
+    }
+
+    def references(self, p: WindowSumParams) -> list[Reference]:
+        from ..theory.sizing import queue_std_bound
+
+        return [
+            Reference("ks_distance", "largest gap between its CDF and the normal's", 0.0, "at_most", 0.05,
+                      "Fig 3.2, section 3.2", "'the distribution ... converges to a Gaussian' (CLT, Eq 3.5)"),
+            Reference("std", "standard deviation of the sum (packets)", queue_std_bound(p.buffer, p.setup.bdp, p.flows),
+                      "at_most", 0.0, "section 3.2, sigma_Q <= (2T_p C + B)/(3 sqrt(3) sqrt(n))",
+                      "the thesis's bound, computed by aqmlab.theory.sizing.queue_std_bound"),
+        ]
+
+    def findings(self, t: pl.DataFrame, p: WindowSumParams) -> dict[str, float | None]:
+        import numpy as np
+        from scipy import stats
+
+        x = t["sum_cwnd"].to_numpy()
+        ks = stats.kstest(x, "norm", args=(x.mean(), x.std())).statistic
+        return {"ks_distance": float(ks), "std": float(np.std(x)), "skewness": float(stats.skew(x)),
+                "mean": float(x.mean())}
+
+    def plot(self, t: pl.DataFrame, p: WindowSumParams, path: Path) -> Path:
+        import numpy as np
+        from scipy import stats
+
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        x = t["sum_cwnd"].to_numpy()
+        ax.hist(x, bins=60, density=True, alpha=0.6, label=f"sum of {p.flows} windows (every 10 ms)")
+        grid = np.linspace(x.min(), x.max(), 200)
+        ax.plot(grid, stats.norm.pdf(grid, x.mean(), x.std()), color="C3", label="normal, same mean and s.d.")
+        ax.set_xlabel("sum of the congestion windows (packets)")
+        ax.set_ylabel("probability density")
+        ax.set_title(f"Fig 3.2: the aggregate window of {p.flows} flows, OC3, B = {p.buffer}")
+        ax.legend(fontsize="small")
+        ax.grid(True, alpha=0.3)
+        return _save(fig, path)
+
+
+class Fig33(WindowSum):
+    id = "appenzeller.fig3_3"
+    title = "The sum of the windows tracks the queue plus the BDP (Fig 3.3)"
+    source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 3.3, section 3.2 (Eq 3.4); digest 003 E3.3"
+    summary = (
+        "The run of Fig 3.2 read against time: the sum of the windows beside the queue plus a constant, "
+        "the packets in flight (Eq 3.4: Q = sum W - 2T_p C while 0 < Q < B). The constant is fitted (the "
+        "mean of sum W - Q over the samples with 0 < Q < B) and compared with 2T_p C."
+    )
+    fidelities = Fig32.fidelities
+
+    def references(self, p: WindowSumParams) -> list[Reference]:
+        return [
+            Reference("offset", "sum W - Q while 0 < Q < B (packets)", p.setup.bdp, "factor", 1.1,
+                      "Fig 3.3, section 3.2, Eq 3.4", "sum W tracks Q + 2T_p C (10,500 in the thesis's run)"),
+            Reference("tracking_error", "s.d. of sum W - Q while 0 < Q < B, over its mean", 0.0, "at_most", 0.05,
+                      "Fig 3.3, section 3.2", "'the relation holds closely while 0 < Q < B'"),
+        ]
+
+    def findings(self, t: pl.DataFrame, p: WindowSumParams) -> dict[str, float | None]:
+        inside = t.filter((pl.col("queue_packets") > 0) & (pl.col("queue_packets") < p.buffer))
+        gap = inside["sum_cwnd"] - inside["queue_packets"]
+        return {"offset": float(gap.mean()), "tracking_error": float(gap.std() / gap.mean()),
+                "share_inside": len(inside) / len(t)}
+
+    def plot(self, t: pl.DataFrame, p: WindowSumParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        shown = t.filter(pl.col("time_s") <= t["time_s"].min() + 10)
+        offset = self.findings(t, p)["offset"]
+        ax.plot(shown["time_s"], shown["sum_cwnd"], lw=0.8, label="sum of the windows")
+        ax.plot(shown["time_s"], shown["queue_packets"] + offset, lw=0.8, label=f"queue + {offset:.0f}")
+        ax.axhline(offset, color="0.5", ls=":", label="Q = 0")
+        ax.axhline(offset + p.buffer, color="C3", ls=":", label=f"Q = B = {p.buffer}")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("packets")
+        ax.set_title(f"Fig 3.3: sum of the windows and the queue, {p.flows} flows on OC3")
+        ax.legend(fontsize="small")
+        ax.grid(True, alpha=0.3)
+        return _save(fig, path)
+
+
+EXPERIMENTS = [Fig22(), Fig24(), Fig25(), Fig31(), Fig32(), Fig33(), Fig51(), Fig34(), Fig52(), Fig52Low(), Fig53()]
