@@ -123,6 +123,51 @@ def comparison_rows(comparisons: list[dict[str, Any]]) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------
+# Seed 003's acceptance references (digest 003 section 6)
+
+ACCEPTANCE_COLUMNS = ["reference", "the thesis", "checked by", "verdict"]
+
+
+def _checked_by(checks: list[tuple[Entry, dict[str, Any]]]) -> str:
+    """Per experiment: how many of its checks of the reference hold, and the ones that do not."""
+    parts = []
+    for eid in dict.fromkeys(e.meta["id"] for e, _ in checks):
+        mine = [(e, c) for e, c in checks if e.meta["id"] == eid]
+        fidelity = mine[0][0].meta["fidelity"]
+        failing = [f"{c['quantity']}: {fmt(c['ours'])} against {fmt(c['paper'])} ({judged(c)})"
+                   for _, c in mine if not c["ok"]]
+        held = sum(1 for _, c in mine if c["ok"])
+        parts.append(f"{eid} ({fidelity}): {held} of {len(mine)} within tolerance"
+                     + (f"; not: {'; '.join(failing)}" if failing else ""))
+    return ". ".join(parts)
+
+
+def acceptance_rows(entries: list[Entry]) -> list[list[str]]:
+    """Seed 003's R1-R22, each with the comparisons tagged with it (paper fidelity where an
+    experiment has both) and a verdict; empty when no seed 003 experiment is in the results."""
+    from .experiments.appenzeller import ACCEPTANCE
+
+    seed = [e for e in entries if e.meta["id"].startswith("appenzeller.")]
+    if not seed:
+        return []
+    best = {}  # id -> its entry at the highest fidelity present (entries come paper first)
+    for e in seed:
+        best.setdefault(e.meta["id"], e)
+    rows = []
+    for tag, (statement, why) in ACCEPTANCE.items():
+        checks = [(e, c) for e in best.values() for c in e.comparisons if c.get("acceptance") == tag]
+        held = sum(1 for _, c in checks if c["ok"])
+        if not checks:
+            verdict = "not reproduced: " + (why or "no experiment in these results checks it")
+        elif held == len(checks):
+            verdict = "holds" + (f" ({why})" if why else "")
+        else:
+            verdict = f"differs: {held} of {len(checks)} checks within tolerance" + (f". {why}" if why else "")
+        rows.append([tag, statement, _checked_by(checks) if checks else "–", verdict])
+    return rows
+
+
+# ---------------------------------------------------------------------------
 # HTML
 
 _CSS = """
@@ -179,6 +224,10 @@ def render_html(entries: list[Entry], title: str = "aqmlab: reproduced experimen
             f"<td>{html.escape(e.meta['fidelity'])}</td><td>{e.passed} of {len(e.comparisons)}</td></tr>"
         )
     parts.append("</table>")
+    acceptance = acceptance_rows(entries)
+    if acceptance:
+        parts += ["<h2>Seed 003: acceptance references R1-R22 (digest 003 section 6)</h2>",
+                  _html_table(ACCEPTANCE_COLUMNS, acceptance)]
     for e in entries:
         m = e.meta
         png = base64.b64encode(e.figure.read_bytes()).decode("ascii")
@@ -226,6 +275,10 @@ def render_markdown(entries: list[Entry], figures: dict[str, str], title: str = 
         ["experiment", "fidelity", "within tolerance"],
         [[e.meta["id"], e.meta["fidelity"], f"{e.passed} of {len(e.comparisons)}"] for e in entries],
     )]
+    acceptance = acceptance_rows(entries)
+    if acceptance:
+        parts += ["", "## Seed 003: acceptance references R1-R22 (digest 003 section 6)", "",
+                  _md_table(ACCEPTANCE_COLUMNS, acceptance)]
     for e in entries:
         m = e.meta
         parts += [

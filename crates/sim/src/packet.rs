@@ -51,8 +51,11 @@ pub struct SimPacket {
     /// ACK echoes a CE mark (ECN-Echo).
     pub ece: bool,
     /// ACK: the tag of its SACK option, filed beside it
-    /// (`crate::tcp::SackOptions`); 0: none. (In what was padding.)
-    pub sack_tag: u8,
+    /// (`crate::tcp::SackOptions`); 0: none. Data: its place among the
+    /// data packets sent in the same nanosecond (saturating at 255),
+    /// the order a retransmission sent after new data in one instant needs
+    /// (`crate::trace::FlowStats`). (In what was padding.)
+    pub tag: u8,
 }
 
 impl Packet for SimPacket {

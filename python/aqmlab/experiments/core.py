@@ -48,6 +48,7 @@ class Reference:
     source: str  #: where the paper says it (figure, section, digest reference)
     paper_text: str = ""  #: how the paper states it, when it is a claim rather than a number
     note: str = ""  #: why a difference is expected, when one is
+    acceptance: str = ""  #: the digest's acceptance reference it checks, e.g. "R7" (digest 003 section 6)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Comparison:
     ok: bool
     source: str
     note: str
+    acceptance: str = ""
 
     @staticmethod
     def of(ref: Reference, ours: float | None) -> "Comparison":
@@ -80,7 +82,7 @@ class Comparison:
             }[ref.compare]
         return Comparison(
             ref.key, ref.quantity, ref.paper, ref.paper_text, ours, ref.compare, ref.tolerance,
-            dev, bool(ok), ref.source, ref.note,
+            dev, bool(ok), ref.source, ref.note, ref.acceptance,
         )
 
     def judged(self) -> str:

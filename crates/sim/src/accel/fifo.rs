@@ -333,7 +333,7 @@ mod tests {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         }
     }
 

@@ -191,7 +191,7 @@ mod tests {
             class: Default::default(),
             ecn: Default::default(),
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         }
     }
 

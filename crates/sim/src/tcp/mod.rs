@@ -51,6 +51,7 @@ pub use sender::TcpSender;
 
 use crate::packet::SimPacket;
 use crate::scenario::TcpProfile;
+use crate::Time;
 
 /// What the state machines put on the wire: the packets to send, drained
 /// by the simulator, and the SACK options of the ACKs among them, kept
@@ -59,6 +60,29 @@ use crate::scenario::TcpProfile;
 pub struct Outbox {
     pub packets: Vec<SimPacket>,
     pub sack: SackOptions,
+    /// The nanosecond of the last data packet sent, and how many data
+    /// packets (of any flow) went before it in that nanosecond.
+    instant: Time,
+    sent_in_instant: u8,
+}
+
+impl Outbox {
+    /// The place of a data packet sent now among those sent in this
+    /// nanosecond (saturating at 255): a flow may send a retransmission
+    /// after new data in one instant (an ACK, then its timer), so sequence
+    /// numbers alone cannot order them (`SimPacket::tag`). Counted across
+    /// flows, which keeps each flow's order, in state the senders need not
+    /// carry.
+    #[inline(always)]
+    pub fn place_in_instant(&mut self, now: Time) -> u8 {
+        if now == self.instant {
+            self.sent_in_instant = self.sent_in_instant.saturating_add(1);
+        } else {
+            self.instant = now;
+            self.sent_in_instant = 0;
+        }
+        self.sent_in_instant
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +180,7 @@ pub(crate) mod testing {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         }
     }
 

@@ -151,7 +151,7 @@ impl TcpReceiver {
         let sacker = r.sacker.get_or_insert_with(Default::default);
         let blocks = sacker.report(arrival, next_expected);
         if !blocks.is_empty() {
-            let Outbox { packets, sack } = out;
+            let Outbox { packets, sack, .. } = out;
             let ack = packets.last_mut().expect("the ACK just sent");
             ack.size += blocks.wire_bytes();
             sack.file(ack, blocks);
@@ -180,7 +180,7 @@ impl TcpReceiver {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: std::mem::take(&mut self.ece),
-            sack_tag: 0,
+            tag: 0,
         });
     }
 }
@@ -200,7 +200,7 @@ mod tests {
         let mut acks = |r: &mut TcpReceiver, seq| {
             let d = r.on_data(&data(seq), 0, &p, &mut out);
             let a = out.packets.pop().unwrap();
-            assert_eq!(a.sack_tag, 0, "Reno's receiver sends no SACK blocks");
+            assert_eq!(a.tag, 0, "Reno's receiver sends no SACK blocks");
             (a.seq, d.new_in_order)
         };
         assert_eq!(acks(&mut r, 0), (1, 1));

@@ -11,7 +11,7 @@
 //! flows with a hole open carry. So it travels beside its ACK: the
 //! receiver files it in the outbox's [`SackOptions`] under the ACK's flow
 //! and a one-byte tag the ACK carries in its padding
-//! ([`SimPacket::sack_tag`]); the sender takes it out when the ACK
+//! ([`SimPacket::tag`]); the sender takes it out when the ACK
 //! arrives. An ACK dropped on the way leaves its option behind, dropped
 //! when a later ACK of the flow takes its own; an ACK overtaken by a later
 //! one (a discipline that reorders a flow) finds its option gone and
@@ -107,7 +107,7 @@ impl SackOptions {
     pub fn file(&mut self, ack: &mut SimPacket, blocks: SackBlocks) {
         let f = self.flows.entry(ack.flow).or_default();
         f.last_tag = f.last_tag % u8::MAX + 1;
-        ack.sack_tag = f.last_tag;
+        ack.tag = f.last_tag;
         f.options.push_back(Filed {
             seq: ack.seq,
             stamp: ack.stamp,
@@ -120,7 +120,7 @@ impl SackOptions {
     /// The option of `ack`, just arrived (none if it carries none or lost
     /// it), and what was filed before it is forgotten.
     pub fn take(&mut self, ack: &SimPacket) -> SackBlocks {
-        if ack.sack_tag == 0 {
+        if ack.tag == 0 {
             return SackBlocks::NONE;
         }
         let Some(f) = self.flows.get_mut(&ack.flow) else {
@@ -137,7 +137,7 @@ impl SackOptions {
         }
         // Among the options of ACKs of as much data, this ACK's; those
         // before it are of ACKs lost.
-        let own = |o: &Filed| o.tag == ack.sack_tag && o.stamp == ack.stamp;
+        let own = |o: &Filed| o.tag == ack.tag && o.stamp == ack.stamp;
         let found = f
             .options
             .iter()

@@ -238,7 +238,7 @@ impl TcpSender {
             class: TrafficClass::Tcp,
             ecn: Ecn::NotEct,
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         });
     }
 
@@ -265,6 +265,7 @@ impl TcpSender {
             self.rtt.on_first_send(seq, now, p);
         }
         self.snd_max = self.snd_max.max(seq + 1);
+        let place = out.place_in_instant(now);
         out.packets.push(SimPacket {
             stamp: now,
             at: now,
@@ -278,7 +279,7 @@ impl TcpSender {
             class: TrafficClass::Tcp,
             ecn: if p.ecn { Ecn::Ect } else { Ecn::NotEct },
             ece: false,
-            sack_tag: 0,
+            tag: place,
         });
         if self.rto_deadline.is_none() {
             self.arm_timer(now, p);

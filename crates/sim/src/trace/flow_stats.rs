@@ -8,6 +8,9 @@
 //!   of sending in place of the sequence number (a TCP retransmission is
 //!   sent after the packets above it, and is not reordered by arriving
 //!   after them): a packet is reordered if one sent after it arrived first.
+//!   Packets sent in one nanosecond are ordered by their place in it (a
+//!   TCP sender's `SimPacket::tag`: an ACK's new data, then the timer's
+//!   retransmission, may share an instant), then by sequence number.
 //!
 //! Delays and reordering count the packets that arrive in the measurement
 //! window; the jitter estimator runs from the first packet, and is read
@@ -29,9 +32,9 @@ pub struct OneWay {
     last_transit: Option<Time>,
     /// RFC 3550's J (ns).
     jitter: f64,
-    /// The latest sent of the packets arrived: its send time and sequence
-    /// number (packets sent at one nanosecond leave in sequence order).
-    latest_sent: Option<(Time, u32)>,
+    /// The latest sent of the packets arrived: its send time, place in
+    /// that instant and sequence number.
+    latest_sent: Option<(Time, u8, u32)>,
     /// Packets that arrived in the window after one sent later.
     pub reordered: u64,
 }
@@ -52,16 +55,17 @@ impl Default for OneWay {
 }
 
 impl OneWay {
-    /// A packet sent at `sent` with sequence number `seq` arrives at
-    /// `now`; `in_window` if the measurement window is open.
-    pub fn arrive(&mut self, now: Time, sent: Time, seq: u32, in_window: bool) {
+    /// A packet sent at `sent`, `place`-th in that instant, with sequence
+    /// number `seq` arrives at `now`; `in_window` if the measurement
+    /// window is open.
+    pub fn arrive(&mut self, now: Time, sent: Time, place: u8, seq: u32, in_window: bool) {
         let transit = now - sent;
         if let Some(last) = self.last_transit {
             let d = transit.abs_diff(last) as f64;
             self.jitter += (d - self.jitter) / 16.0;
         }
         self.last_transit = Some(transit);
-        let order = (sent, seq);
+        let order = (sent, place, seq);
         let reordered = self.latest_sent.is_some_and(|latest| order < latest);
         if !reordered {
             self.latest_sent = Some(order);
@@ -113,7 +117,13 @@ impl FlowStats {
         if f >= self.flows.len() {
             self.flows.resize(f + 1, OneWay::default());
         }
-        (self.flows[f]).arrive(now, packet.stamp, packet.seq, now >= self.warmup);
+        (self.flows[f]).arrive(
+            now,
+            packet.stamp,
+            packet.tag,
+            packet.seq,
+            now >= self.warmup,
+        );
     }
 
     /// Flow `f`'s figures, if a packet of it arrived.
@@ -133,7 +143,7 @@ mod tests {
         let mut w = OneWay::default();
         // Sent every 10 ns; transits 100, 130, 90, 90.
         for (sent, transit) in [(0, 100), (10, 130), (20, 90), (30, 90)] {
-            w.arrive(sent + transit, sent, sent as u32 / 10, true);
+            w.arrive(sent + transit, sent, 0, sent as u32 / 10, true);
         }
         // J: 0, then 30/16, then += (40 - J)/16, then += (0 - J)/16.
         let mut j = 30.0 / 16.0;
@@ -149,15 +159,23 @@ mod tests {
         let mut w = OneWay::default();
         // Sent in the order 0, 1, 2, 3; arrive 0, 2, 1, 3: 1 is reordered.
         for (sent, arrival) in [(0, 100), (20, 150), (10, 160), (30, 170)] {
-            w.arrive(arrival, sent, sent as u32 / 10, true);
+            w.arrive(arrival, sent, 0, sent as u32 / 10, true);
         }
         assert_eq!(w.reordered, 1);
         // A retransmission of 1, sent after 3, is not.
-        w.arrive(300, 200, 1, true);
+        w.arrive(300, 200, 0, 1, true);
         assert_eq!(w.reordered, 1);
-        // Two packets sent at one nanosecond, in sequence order.
-        w.arrive(400, 350, 7, true);
-        w.arrive(401, 350, 6, true);
+        // Two packets sent in one nanosecond, in sequence order, arrive
+        // the other way round.
+        w.arrive(400, 350, 0, 6, true);
+        w.arrive(401, 350, 0, 7, true);
+        w.arrive(402, 360, 1, 9, true);
+        w.arrive(403, 360, 0, 8, true);
+        assert_eq!(w.reordered, 2);
+        // New data, then a retransmission, in one nanosecond (an ACK, then
+        // the timer): the retransmission arriving second is in order.
+        w.arrive(500, 450, 0, 12, true);
+        w.arrive(501, 450, 1, 4, true);
         assert_eq!(w.reordered, 2);
     }
 

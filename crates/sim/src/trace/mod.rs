@@ -188,7 +188,7 @@ pub(crate) mod tests {
             class: TrafficClass::Tcp,
             ecn: Ecn::Ect,
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         }
     }
 }

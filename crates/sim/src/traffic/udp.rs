@@ -104,7 +104,7 @@ impl UdpFlow {
             class: self.class,
             ecn: Ecn::NotEct,
             ece: false,
-            sack_tag: 0,
+            tag: 0,
         };
         self.seq = self.seq.wrapping_add(1);
         self.packets_sent += 1;

@@ -194,7 +194,7 @@ mod tests {
         }
         // The options go to the sender's outbox with their ACKs.
         let mut packets = acks.packets;
-        for a in packets.iter_mut().filter(|a| a.sack_tag != 0) {
+        for a in packets.iter_mut().filter(|a| a.tag != 0) {
             let blocks = acks.sack.take(a);
             out.sack.file(a, blocks);
         }
