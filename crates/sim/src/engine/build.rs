@@ -12,6 +12,7 @@ use super::Simulation;
 use crate::accel::{AccelState, Accelerations, Plan};
 use crate::measure::census::Census;
 use crate::measure::ledger::Ledger;
+use crate::measure::samples::SampledFlows;
 use crate::measure::window::WindowStarts;
 use crate::names::Names;
 use crate::pool::Pool;
@@ -70,6 +71,7 @@ impl Simulation {
             series: Default::default(),
             tracer: None,
             warmed_up: false,
+            sampled: SampledFlows::default(),
             sample_due: match scenario.sample_interval_ns {
                 0 => Time::MAX,
                 _ => 0,

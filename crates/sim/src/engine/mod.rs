@@ -25,6 +25,7 @@ use crate::accel::{AccelState, Accelerations};
 use crate::measure::census::Census;
 use crate::measure::ledger::Ledger;
 use crate::measure::metrics::TimeSeries;
+use crate::measure::samples::SampledFlows;
 use crate::measure::window::WindowStarts;
 use crate::names::Names;
 use crate::packet::SimPacket;
@@ -75,6 +76,8 @@ pub struct Simulation {
     pub(crate) warmed_up: bool,
     /// When the next `Sample` event runs (`Time::MAX` without samples).
     pub(crate) sample_due: Time,
+    /// The TCP flows a sample visits: not those whose one transfer ended.
+    pub(crate) sampled: SampledFlows,
     /// What the accelerations keep between events.
     pub(crate) accel: AccelState,
 }

@@ -2,9 +2,10 @@
 //! and utilization, and the senders' windows, into the time series.
 
 use crate::engine::events::Event;
-use crate::engine::flow::Transport;
+use crate::engine::flow::{Flow, Transport};
 use crate::engine::Simulation;
 use crate::measure::kept_samples::SenderSample;
+use crate::tcp::Phase;
 
 impl Simulation {
     /// A `Sample` event: sample now, and schedule the next.
@@ -50,16 +51,24 @@ impl Simulation {
         let mut sum_cwnd = 0.0;
         let mut in_ca = 0u32;
         let mut active = 0u32;
+        self.sampled.admit(self.flows.len());
         let mut kept = self.accel.kept_samples.take().peekable();
-        for (i, flow) in self.flows.iter().enumerate() {
-            let Transport::Tcp(tcp) = &flow.transport else {
+        let mut ended = false;
+        for &i in &self.sampled.ids {
+            let Transport::Tcp(tcp) = &self.flows[i as usize].transport else {
                 continue;
             };
             let p = &self.scenario.tcp_profiles[tcp.profile as usize];
-            // A sender that answered ahead past now left what it had then.
-            let sender = match kept.next_if(|&(f, _)| f == i as u32) {
+            // A sender that answered ahead past now left what it had then
+            // (an ended flow's late ACK may have kept one: it is ended then).
+            while kept.next_if(|&(f, _)| f < i).is_some() {}
+            let sender = match kept.next_if(|&(f, _)| f == i) {
                 Some((_, sample)) => sample,
-                None => SenderSample::of(&tcp.sender, p),
+                None => {
+                    ended |=
+                        tcp.on_off.is_none() && !tcp.trace_cwnd && tcp.sender.phase == Phase::Done;
+                    SenderSample::of(&tcp.sender, p)
+                }
             };
             if sender.established {
                 active += 1;
@@ -67,12 +76,46 @@ impl Simulation {
                 in_ca += sender.in_congestion_avoidance as u32;
             }
             if tcp.trace_cwnd {
-                self.series.push(now, "cwnd", i as u32, tcp.sender.cwnd());
+                self.series.push(now, "cwnd", i, tcp.sender.cwnd());
             }
+        }
+        if ended {
+            self.sampled.forget_ended(&self.flows);
         }
         self.series.push(now, "sum_cwnd", u32::MAX, sum_cwnd);
         self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
         self.series
             .push(now, "active_flows", u32::MAX, active as f64);
+    }
+}
+
+/// The flows a sample visits, in flow order (the order of the sums and of
+/// the accelerations' kept samples): every TCP flow but those whose one
+/// transfer has ended (no on-off source, no traced window), so that a run
+/// of many short transfers costs a sample its live flows, not every flow
+/// it has had.
+#[derive(Default)]
+pub(crate) struct SampledFlows {
+    ids: Vec<u32>,
+    /// Flows up to here are admitted.
+    seen: usize,
+}
+
+impl SampledFlows {
+    /// Admit the flows created since the last sample.
+    fn admit(&mut self, flows: usize) {
+        self.ids.extend(self.seen as u32..flows as u32);
+        self.seen = flows;
+    }
+
+    /// Drop the flows whose one transfer has ended (UDP flows too: a
+    /// sample never reads them).
+    fn forget_ended(&mut self, flows: &[Flow]) {
+        self.ids.retain(|&i| match &flows[i as usize].transport {
+            Transport::Tcp(tcp) => {
+                tcp.on_off.is_some() || tcp.trace_cwnd || tcp.sender.phase != Phase::Done
+            }
+            _ => false,
+        });
     }
 }
