@@ -47,9 +47,11 @@
 //! was missed is done at the next arrival, with the same result.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::{FlowMap, KeyHasher};
 use crate::chips::CutInQueue;
 use crate::params::{nonzero, params, SpecError, MS, VALID};
 use crate::red_linux::{ClassAvg, LinuxRedConfig, LinuxRedCore, LinuxRedParams, Region};
@@ -131,13 +133,38 @@ impl QdiscParams for DcbtParams {
 
 /// A counted flow: a key, its class (the protocol, and the tag), and
 /// whether the key names a host pair (so that no flow's own key can be
-/// taken for a host pair's).
-type FlowId = (u64, TrafficClass, bool);
+/// taken for a host pair's). Compared whole: no two flows are merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FlowId {
+    key: u64,
+    class: TrafficClass,
+    by_hosts: bool,
+}
+
+impl FlowId {
+    fn new(key: u64, class: TrafficClass, by_hosts: bool) -> Self {
+        Self {
+            key,
+            class,
+            by_hosts,
+        }
+    }
+}
+
+impl Hash for FlowId {
+    /// One word for the fast hasher (equal ids hash alike; the table
+    /// compares the whole id).
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let tag = (self.class as u64) << 1 | self.by_hosts as u64;
+        state.write_u64(self.key ^ tag.rotate_right(3));
+    }
+}
 
 /// The active-flow counter: the MQP's linked list with its collector.
 pub(crate) struct FlowCounter {
     /// Flow -> expiry.
-    table: HashMap<FlowId, Time>,
+    table: HashMap<FlowId, Time, BuildHasherDefault<KeyHasher>>,
     counts: [u64; TrafficClass::COUNT],
     total: u64,
     timeout: Time,
@@ -148,7 +175,7 @@ pub(crate) struct FlowCounter {
 impl FlowCounter {
     fn new(timeout: Time, interval: Time) -> Self {
         Self {
-            table: HashMap::new(),
+            table: HashMap::default(),
             counts: [0; TrafficClass::COUNT],
             total: 0,
             timeout,
@@ -165,7 +192,7 @@ impl FlowCounter {
             Some(e) => *e = expires,
             None => {
                 self.table.insert(flow, expires);
-                self.counts[flow.1.index()] += 1;
+                self.counts[flow.class.index()] += 1;
                 self.total += 1;
             }
         }
@@ -180,9 +207,9 @@ impl FlowCounter {
         let at = self.next_gc + (now - self.next_gc) / self.interval * self.interval;
         let counts = &mut self.counts;
         let total = &mut self.total;
-        self.table.retain(|&(_, class, _), &mut expires| {
+        self.table.retain(|flow, &mut expires| {
             if at >= expires {
-                counts[class.index()] -= 1;
+                counts[flow.class.index()] -= 1;
                 *total -= 1;
                 false
             } else {
@@ -208,7 +235,7 @@ pub struct Dcbt<P> {
     /// ChIPS on top: cut multimedia in while `mm_flows <= ratio total_flows`.
     chips_ratio: Option<f64>,
     /// Flow key -> host pair, when flows are counted by host pair.
-    hosts: Option<HashMap<u64, u64>>,
+    hosts: Option<FlowMap<u64>>,
 }
 
 impl<P: Packet> Dcbt<P> {
@@ -229,7 +256,7 @@ impl<P: Packet> Dcbt<P> {
             udp_flows: params.udp_flows,
             udp_base_scaled,
             chips_ratio,
-            hosts: (params.flow_key == FlowKey::HostPair).then(HashMap::new),
+            hosts: (params.flow_key == FlowKey::HostPair).then(FlowMap::default),
         })
     }
 
@@ -244,10 +271,10 @@ impl<P: Packet> Dcbt<P> {
 
     /// The flow an arriving packet counts for (section 3.2's key).
     fn flow_of(&self, packet: &P) -> FlowId {
-        let key = packet.flow_key();
+        let (key, class) = (packet.flow_key(), packet.class());
         match self.hosts.as_ref().and_then(|h| h.get(&key)) {
-            Some(&hosts) => (hosts, packet.class(), true),
-            None => (key, packet.class(), false),
+            Some(&hosts) => FlowId::new(hosts, class, true),
+            None => FlowId::new(key, class, false),
         }
     }
 
@@ -433,7 +460,7 @@ mod tests {
             (2, TrafficClass::UdpTagged),
             (3, TrafficClass::UdpUntagged),
         ] {
-            d.flows.account((f, c, false), 0);
+            d.flows.account(FlowId::new(f, c, false), 0);
         }
         let w = d.core.wlog();
         d.core.set_qave_for_tests(9000 << w);
@@ -589,10 +616,11 @@ mod tests {
         // Only multimedia flows: total (1) < 2 mm (2): no cut-in.
         let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), Some(0.5), 3).unwrap();
         let w = d.core.wlog();
-        d.flows.account((2, TrafficClass::UdpTagged, false), 0);
+        d.flows
+            .account(FlowId::new(2, TrafficClass::UdpTagged, false), 0);
         d.core.set_qave_for_tests(9000 << w);
         assert_eq!(d.cut_in_at(), None);
-        d.flows.account((1, TrafficClass::Tcp, false), 0);
+        d.flows.account(FlowId::new(1, TrafficClass::Tcp, false), 0);
         assert_eq!(d.cut_in_at(), Some(9000));
         // ...and not below min_th.
         d.core.set_qave_for_tests(5000 << w);

@@ -56,6 +56,7 @@ pub mod cbt;
 pub mod chips;
 pub mod choke;
 pub mod codel;
+pub mod cost;
 pub mod dcbt;
 pub mod fq_codel;
 pub mod fred;
