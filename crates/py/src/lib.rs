@@ -375,7 +375,7 @@ fn qdisc_cost(
             ))),
         })
         .collect::<PyResult<Vec<_>>>()?;
-    if classes.is_empty() || rate_bps == 0 || size == 0 || !(load > 0.0) {
+    if classes.is_empty() || rate_bps == 0 || size == 0 || load.is_nan() || load <= 0.0 {
         return Err(PyValueError::new_err((
             "workload",
             "needs flows, a rate, a size and a load above 0",

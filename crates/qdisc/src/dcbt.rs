@@ -536,6 +536,12 @@ mod tests {
     }
 
     #[test]
+    fn a_flow_costs_an_entry_of_24_bytes() {
+        // docs/disciplines/dcbt.md's memory figure (and a control byte).
+        assert_eq!(std::mem::size_of::<(FlowId, Time)>(), 24);
+    }
+
+    #[test]
     fn a_host_pair_and_protocol_is_one_flow() {
         let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
         four_flows_and_a_stranger(&mut d);
