@@ -11,7 +11,7 @@ The report's testbed (section 4.1; digest 3.1), as every experiment here builds 
   a byte FIFO, A17), RED's ``min`` 5,000 B, ``max`` 15,000 B, ``max_p`` 0.01, with Linux
   2.4's arithmetic (``red_linux``: ``avpkt`` 1000 B, ``burst`` 8, A18); CBT's thresholds of
   10 and 2 packets; DCBT counting host pairs (section 3.2's key), every UDP flow in
-  ``udp_flows`` (A9; see :mod:`crates/qdisc/src/dcbt.rs` and docs/experiments.md), flow
+  ``udp_flows`` (A9; see crates/qdisc/src/dcbt.rs and docs/experiments.md), flow
   timeout and collector 1 s (A6); ChIPS cutting in while ``total >= 2 mm``;
 * 1000-byte payloads (A15, A16): UDP datagrams of 1000 B, TCP segments of 1000 B (MSS
   1000), each carried in an Ethernet frame on the wire (38 B of preamble, header, FCS and
