@@ -4,8 +4,9 @@
 //! (see [`crate::chips`]).
 //!
 //! CBT whose class thresholds follow the traffic mix. Every arriving packet
-//! is counted against a flow table (flow key, class, expiry); a flow is
-//! active until its expiry, refreshed by each of its packets, and a
+//! is counted against a flow table (flow, class, expiry) before any test
+//! ("after the flows have been classified and counted", section 3.2); a
+//! flow is active until its expiry, refreshed by each of its packets, and a
 //! collector run every `gc_interval` retires expired flows. Then, while
 //! `min_th <= avg < max_th`:
 //!
@@ -17,21 +18,40 @@
 //! and a tagged (untagged) UDP packet is dropped when its class average
 //! exceeds `th_MM` (`th_UDP`); survivors face RED. TCP faces RED only.
 //!
-//! Decisions where the report is silent (digest 004, section 7): flow
-//! expiry refreshed by every packet (A5); timeout and collector interval
-//! 1 s each (A6); a hash table instead of the MQP's linked list (A7; O(1)
-//! per packet, the collector O(flows) per run); the class test only while
-//! `min_th <= avg < max_th`, as CBT (A8); `udp_flows` counts untagged UDP
-//! flows, `all_udp` as an option (A9); the untagged base clamped at 0, and
-//! a `fairshare` option using `avg` (A10); the flow is the packet's
-//! `flow_key` (the simulator's choice of host pair or 5-tuple, A2).
+//! A flow is what section 3.2 counts: the source and destination hosts and
+//! the protocol ("the ability to differentiate between flows coming from
+//! the same computer of the same protocol proved beyond the scope of this
+//! project"), so two TCP connections between the same hosts are one flow
+//! (`flow_key = "host_pair"`; the class stands for the protocol, tagged UDP
+//! being the designated host's UDP). `flow_key = "flow"` counts each
+//! transport flow (the 5-tuple) instead (digest A2). The host pair of a
+//! flow is learned from the caller ([`QueueDiscipline::learn_hosts`]); a
+//! flow whose hosts were never told counts by itself.
+//!
+//! `udp_flows` counts every UDP flow, tagged or not (digest A9, the
+//! all-UDP reading): section 1 has "all the UDP connections share the
+//! available bandwidth that has been given to the UDP class", and Table 5.2
+//! has DCBT give the unresponsive flow more than CBT (388 against 309
+//! KB/s) beside one TCP and one multimedia flow, which only this reading
+//! gives (th_UDP = 2/3 x 4000 = 2667 B against CBT's 2000 B; counting
+//! untagged flows only, 1333 B). `untagged` is the option.
+//!
+//! Other decisions where the report is silent (digest 004, section 7):
+//! flow expiry refreshed by every packet (A5); timeout and collector
+//! interval 1 s each (A6); a hash table instead of the MQP's linked list
+//! (A7; O(1) per packet, the collector O(flows) per run); the class test
+//! only while `min_th <= avg < max_th`, as CBT (A8; Linux RED's own
+//! comparisons, `avg < min_th` being below); the untagged base clamped at
+//! 0, and a `fairshare` option using `avg` (A10).
 //! The collector is clocked by [`QueueDiscipline::next_wakeup`]; a run that
 //! was missed is done at the next arrival, with the same result.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::{FlowMap, KeyHasher};
 use crate::chips::CutInQueue;
 use crate::params::{nonzero, params, SpecError, MS, VALID};
 use crate::red_linux::{ClassAvg, LinuxRedConfig, LinuxRedCore, LinuxRedParams, Region};
@@ -42,9 +62,23 @@ use crate::{Backlog, DropReason, Packet, QueueDiscipline, Time, TrafficClass, Ve
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UdpFlows {
-    #[default]
+    /// Untagged UDP flows only.
     Untagged,
+    /// Every UDP flow, tagged (multimedia) or not: the reading Table 5.2
+    /// supports (see the module's documentation).
+    #[default]
     AllUdp,
+}
+
+/// What DCBT counts as a flow (seed 004 section 3.2; digest 004, A2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKey {
+    /// Source host, destination host and protocol (the MQP's key).
+    #[default]
+    HostPair,
+    /// Each transport flow (the 5-tuple).
+    Flow,
 }
 
 /// The base of the untagged-UDP threshold (digest 004, A10).
@@ -68,8 +102,12 @@ params! {
         pub flow_timeout: Time [Time] = 1_000 * MS,
         /// Period of the expired-flow collector: 1 s (digest 004 A6).
         pub gc_interval: Time [Time] = 1_000 * MS,
-        /// Which UDP flows `udp_flows` counts (digest 004 A9).
-        pub udp_flows: UdpFlows [Choice] = UdpFlows::Untagged,
+        /// Which UDP flows `udp_flows` counts: `all_udp` (digest 004 A9;
+        /// seed 004 section 1 and Table 5.2) or `untagged`.
+        pub udp_flows: UdpFlows [Choice] = UdpFlows::AllUdp,
+        /// What a flow is: `host_pair` (source and destination hosts and
+        /// protocol, seed 004 section 3.2) or `flow` (the 5-tuple; digest A2).
+        pub flow_key: FlowKey [Choice] = FlowKey::HostPair,
         /// The base of the untagged-UDP threshold (digest 004 A10).
         pub udp_base: UdpBase [Choice] = UdpBase::Mqp,
     }
@@ -93,10 +131,40 @@ impl QdiscParams for DcbtParams {
     }
 }
 
+/// A counted flow: a key, its class (the protocol, and the tag), and
+/// whether the key names a host pair (so that no flow's own key can be
+/// taken for a host pair's). Compared whole: no two flows are merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FlowId {
+    key: u64,
+    class: TrafficClass,
+    by_hosts: bool,
+}
+
+impl FlowId {
+    fn new(key: u64, class: TrafficClass, by_hosts: bool) -> Self {
+        Self {
+            key,
+            class,
+            by_hosts,
+        }
+    }
+}
+
+impl Hash for FlowId {
+    /// One word for the fast hasher (equal ids hash alike; the table
+    /// compares the whole id).
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let tag = (self.class as u64) << 1 | self.by_hosts as u64;
+        state.write_u64(self.key ^ tag.rotate_right(3));
+    }
+}
+
 /// The active-flow counter: the MQP's linked list with its collector.
 pub(crate) struct FlowCounter {
-    /// Flow key -> (expiry, class).
-    table: HashMap<u64, (Time, TrafficClass)>,
+    /// Flow -> expiry.
+    table: HashMap<FlowId, Time, BuildHasherDefault<KeyHasher>>,
     counts: [u64; TrafficClass::COUNT],
     total: u64,
     timeout: Time,
@@ -107,7 +175,7 @@ pub(crate) struct FlowCounter {
 impl FlowCounter {
     fn new(timeout: Time, interval: Time) -> Self {
         Self {
-            table: HashMap::new(),
+            table: HashMap::default(),
             counts: [0; TrafficClass::COUNT],
             total: 0,
             timeout,
@@ -117,14 +185,14 @@ impl FlowCounter {
     }
 
     /// Count (or refresh) the flow of an arriving packet.
-    fn account(&mut self, key: u64, class: TrafficClass, now: Time) {
+    fn account(&mut self, flow: FlowId, now: Time) {
         self.collect_due(now);
         let expires = now + self.timeout;
-        match self.table.get_mut(&key) {
-            Some(e) => e.0 = expires,
+        match self.table.get_mut(&flow) {
+            Some(e) => *e = expires,
             None => {
-                self.table.insert(key, (expires, class));
-                self.counts[class.index()] += 1;
+                self.table.insert(flow, expires);
+                self.counts[flow.class.index()] += 1;
                 self.total += 1;
             }
         }
@@ -139,9 +207,9 @@ impl FlowCounter {
         let at = self.next_gc + (now - self.next_gc) / self.interval * self.interval;
         let counts = &mut self.counts;
         let total = &mut self.total;
-        self.table.retain(|_, &mut (expires, class)| {
+        self.table.retain(|flow, &mut expires| {
             if at >= expires {
-                counts[class.index()] -= 1;
+                counts[flow.class.index()] -= 1;
                 *total -= 1;
                 false
             } else {
@@ -166,6 +234,8 @@ pub struct Dcbt<P> {
     udp_base_scaled: Option<u64>,
     /// ChIPS on top: cut multimedia in while `mm_flows <= ratio total_flows`.
     chips_ratio: Option<f64>,
+    /// Flow key -> host pair, when flows are counted by host pair.
+    hosts: Option<FlowMap<u64>>,
 }
 
 impl<P: Packet> Dcbt<P> {
@@ -186,6 +256,7 @@ impl<P: Packet> Dcbt<P> {
             udp_flows: params.udp_flows,
             udp_base_scaled,
             chips_ratio,
+            hosts: (params.flow_key == FlowKey::HostPair).then(FlowMap::default),
         })
     }
 
@@ -196,6 +267,15 @@ impl<P: Packet> Dcbt<P> {
     /// Active flows of a class, and in total.
     pub fn flow_counts(&self) -> ([u64; TrafficClass::COUNT], u64) {
         (self.flows.counts, self.flows.total)
+    }
+
+    /// The flow an arriving packet counts for (section 3.2's key).
+    fn flow_of(&self, packet: &P) -> FlowId {
+        let (key, class) = (packet.flow_key(), packet.class());
+        match self.hosts.as_ref().and_then(|h| h.get(&key)) {
+            Some(&hosts) => FlowId::new(hosts, class, true),
+            None => FlowId::new(key, class, false),
+        }
     }
 
     fn udp_count(&self) -> u64 {
@@ -250,7 +330,7 @@ impl<P: Packet> QueueDiscipline<P> for Dcbt<P> {
     fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
         let class = packet.class();
         let c = class.index();
-        self.flows.account(packet.flow_key(), class, now);
+        self.flows.account(self.flow_of(&packet), now);
         let bytes = self.queue.bytes();
         self.core.arrive(bytes, now, &mut self.classes);
         let fits = self.core.fits(bytes, packet.size());
@@ -319,6 +399,12 @@ impl<P: Packet> QueueDiscipline<P> for Dcbt<P> {
     fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
         self.flows.collect_due(now);
     }
+
+    fn learn_hosts(&mut self, key: u64, hosts: u64) {
+        if let Some(h) = &mut self.hosts {
+            h.insert(key, hosts);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -362,7 +448,11 @@ mod tests {
 
     #[test]
     fn thresholds_are_flow_shares() {
-        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
+        let params = DcbtParams {
+            udp_flows: UdpFlows::Untagged,
+            ..Default::default()
+        };
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&params, None, 1).unwrap();
         let mut v = Verdicts::new();
         // One flow per class: th_MM = avg/3, th_UDP = 4000/3 = 1333 B.
         for (f, c) in [
@@ -370,7 +460,7 @@ mod tests {
             (2, TrafficClass::UdpTagged),
             (3, TrafficClass::UdpUntagged),
         ] {
-            d.flows.account(f, c, 0);
+            d.flows.account(FlowId::new(f, c, false), 0);
         }
         let w = d.core.wlog();
         d.core.set_qave_for_tests(9000 << w);
@@ -399,6 +489,86 @@ mod tests {
         set(&mut d, TrafficClass::UdpUntagged, 4000);
         d.enqueue(pkt(3, 0, TrafficClass::UdpUntagged), 0, &mut v);
         assert_eq!(v.dropped()[0].reason, DropReason::Policy);
+    }
+
+    #[test]
+    fn every_udp_flow_counts_by_default() {
+        // Seed 004's three-flow test: th_UDP = 2/3 x 4000 = 2666 B, above
+        // CBT's 2000 B (Table 5.2: DCBT gives the UDP flow more than CBT).
+        assert_eq!(DcbtParams::default().udp_flows, UdpFlows::AllUdp);
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
+        let mut v = Verdicts::new();
+        for (f, c) in [
+            (1, TrafficClass::Tcp),
+            (2, TrafficClass::UdpTagged),
+            (3, TrafficClass::UdpUntagged),
+        ] {
+            d.enqueue(pkt(f, 0, c), 0, &mut v);
+        }
+        assert_eq!(d.flow_counts(), ([1, 1, 1], 3));
+        let w = d.core.wlog();
+        d.core.set_qave_for_tests(9000 << w);
+        let untagged = TrafficClass::UdpUntagged.index();
+        d.classes[untagged].avg = 2666 << w;
+        assert!(!d.over_threshold(TrafficClass::UdpUntagged));
+        d.classes[untagged].avg = 2667 << w;
+        assert!(d.over_threshold(TrafficClass::UdpUntagged));
+    }
+
+    /// Four flows: two TCP connections between hosts A and B, a UDP flow
+    /// from A to B, a TCP connection from A to C; and flow 9, whose hosts
+    /// were never told.
+    fn four_flows_and_a_stranger(d: &mut Dcbt<TestPacket>) {
+        let (ab, ac) = (0xab, 0xac);
+        for (flow, hosts) in [(1, ab), (2, ab), (3, ab), (4, ac)] {
+            d.learn_hosts(flow, hosts);
+        }
+        let mut v = Verdicts::new();
+        for (flow, class) in [
+            (1, TrafficClass::Tcp),
+            (2, TrafficClass::Tcp),
+            (3, TrafficClass::UdpUntagged),
+            (4, TrafficClass::Tcp),
+            (9, TrafficClass::Tcp),
+        ] {
+            d.enqueue(pkt(flow, 0, class), 0, &mut v);
+        }
+    }
+
+    #[test]
+    fn a_flow_costs_an_entry_of_24_bytes() {
+        // docs/disciplines/dcbt.md's memory figure (and a control byte).
+        assert_eq!(std::mem::size_of::<(FlowId, Time)>(), 24);
+    }
+
+    #[test]
+    fn a_host_pair_and_protocol_is_one_flow() {
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), None, 1).unwrap();
+        four_flows_and_a_stranger(&mut d);
+        // TCP A->B (flows 1 and 2), TCP A->C, flow 9; UDP A->B.
+        assert_eq!(d.flow_counts(), ([3, 0, 1], 4));
+    }
+
+    #[test]
+    fn the_flow_key_counts_every_transport_flow() {
+        let params = DcbtParams {
+            flow_key: FlowKey::Flow,
+            ..Default::default()
+        };
+        let mut d: Dcbt<TestPacket> = Dcbt::new(&params, None, 1).unwrap();
+        four_flows_and_a_stranger(&mut d);
+        assert_eq!(d.flow_counts(), ([4, 0, 1], 5));
+    }
+
+    #[test]
+    fn flow_key_is_read_from_a_scenario() {
+        let spec = crate::QdiscSpec::from_json(r#"{"kind": "dcbt", "flow_key": "flow"}"#).unwrap();
+        let crate::QdiscSpec::Dcbt(p) = spec else {
+            panic!("not dcbt")
+        };
+        assert_eq!(p.flow_key, FlowKey::Flow);
+        let bad = crate::QdiscSpec::from_json(r#"{"kind": "dcbt", "flow_key": "ports"}"#);
+        assert!(bad.unwrap_err().to_string().contains("flow_key"));
     }
 
     /// ChIPS: a multimedia flow among TCP cuts in at the average and still
@@ -452,10 +622,11 @@ mod tests {
         // Only multimedia flows: total (1) < 2 mm (2): no cut-in.
         let mut d: Dcbt<TestPacket> = Dcbt::new(&DcbtParams::default(), Some(0.5), 3).unwrap();
         let w = d.core.wlog();
-        d.flows.account(2, TrafficClass::UdpTagged, 0);
+        d.flows
+            .account(FlowId::new(2, TrafficClass::UdpTagged, false), 0);
         d.core.set_qave_for_tests(9000 << w);
         assert_eq!(d.cut_in_at(), None);
-        d.flows.account(1, TrafficClass::Tcp, 0);
+        d.flows.account(FlowId::new(1, TrafficClass::Tcp, false), 0);
         assert_eq!(d.cut_in_at(), Some(9000));
         // ...and not below min_th.
         d.core.set_qave_for_tests(5000 << w);

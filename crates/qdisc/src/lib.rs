@@ -56,6 +56,7 @@ pub mod cbt;
 pub mod chips;
 pub mod choke;
 pub mod codel;
+pub mod cost;
 pub mod dcbt;
 pub mod fq_codel;
 pub mod fred;
@@ -82,7 +83,7 @@ pub use cbt::{Cbt, CbtParams};
 pub use chips::ChipsParams;
 pub use choke::{Choke, ChokeParams};
 pub use codel::{Codel, CodelParams};
-pub use dcbt::{Dcbt, DcbtParams, UdpBase, UdpFlows};
+pub use dcbt::{Dcbt, DcbtParams, FlowKey, UdpBase, UdpFlows};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use fred::{Fred, FredParams};
 pub use pie::{Pie, PieEstimator, PieParams};
@@ -196,4 +197,11 @@ pub trait QueueDiscipline<P: Packet> {
     fn queues_of(&self, _key: u64) -> Vec<u32> {
         Vec::new()
     }
+
+    /// Learn that the flow with key `key` runs between the hosts `hosts`
+    /// names (a key equal for every flow from one host to another), for a
+    /// discipline that counts host pairs rather than flows (DCBT's flow key,
+    /// seed 004 section 3.2). Its caller says so before the flow's first
+    /// packet; disciplines that do not count host pairs ignore it.
+    fn learn_hosts(&mut self, _key: u64, _hosts: u64) {}
 }

@@ -130,6 +130,11 @@ impl<P: Packet> Qdisc<P> {
         self.inner.discipline.queues_of(key)
     }
 
+    /// Tell the discipline a flow's hosts ([`QueueDiscipline::learn_hosts`]).
+    pub fn learn_hosts(&mut self, key: u64, hosts: u64) {
+        self.inner.discipline.learn_hosts(key, hosts)
+    }
+
     /// The limit of a plain FIFO (DropTail), whose departures are known at
     /// each arrival; `None` for any other discipline.
     pub fn fifo_limit(&self) -> Option<Limit> {

@@ -208,6 +208,7 @@ impl Simulation {
         let routes = self.routes.intern_pair(path, reverse);
         let flow = Flow::new(group, routes, start, size_bytes, transport);
         self.flows.push(flow);
+        self.introduce_hosts(id);
         let event = match self.flows[id as usize].transport {
             Transport::Tcp(_) => Event::FlowStart(id),
             Transport::Udp(_) => Event::UdpSend(id),

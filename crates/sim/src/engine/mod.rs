@@ -184,6 +184,31 @@ impl Simulation {
         };
         delay(forward) + delay(reverse)
     }
+
+    /// Tell the disciplines on flow `f`'s routes its hosts, each way: the
+    /// node its route leaves and the node it reaches (for disciplines that
+    /// count host pairs, DCBT; the others ignore it).
+    pub(crate) fn introduce_hosts(&mut self, f: u32) {
+        for reverse in [false, true] {
+            let route = self.flows[f as usize].route(reverse);
+            let (Some(first), Some(last)) = (
+                self.routes.links(route).next(),
+                self.routes.links(route).last(),
+            ) else {
+                continue;
+            };
+            let (from, to) = (
+                self.link_records[first as usize].from,
+                self.link_records[last as usize].to,
+            );
+            let hosts = (from as u64) << 32 | to as u64;
+            for l in self.routes.links(route) {
+                if let link::Queue::Discipline(q) = &mut self.links[l as usize].queue {
+                    q.learn_hosts(f as u64, hosts);
+                }
+            }
+        }
+    }
 }
 
 /// The event loop checks every `CHECK_EVERY + 1` events, not every one,

@@ -68,6 +68,7 @@ impl Simulation {
         let tcp = TcpFlow::new(profile, TcpSender::new(p, Some(size)), None, false);
         let flow = Flow::new(group, routes, now, Some(size), Transport::Tcp(tcp));
         self.flows.push(flow);
+        self.introduce_hosts(id);
         self.flow_start(id);
     }
 }
