@@ -1,6 +1,7 @@
 """The ``aqmlab`` command line.
 
     aqmlab run SCENARIO|RESULTS_DIR|resolved.json [--out DIR] [--plot] [--seed N] [--engine fast|reference] [--quiet]
+    aqmlab emulate SCENARIO [--out DIR] [--plot] [--seed N] [--quiet]
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
                  [--workers N] [--store DIR] [--out DIR] [--quiet]
@@ -225,6 +226,36 @@ def _run(
         res = run_scenario(s, progress=not quiet, engine=engine)
         name = s.name
     directory = res.write(out if out is not None else Path("results") / name)
+    plots: list[Path] = []
+    if plot:
+        from .plots import plot_all
+
+        plots = plot_all(res, directory)
+    if not quiet:
+        for line in summary_lines(res):
+            typer.echo(line)
+    typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
+
+
+@app.command()
+def emulate(
+    scenario: str = typer.Argument(..., help="Scenario TOML file (within the emulator's limits, docs/emulator.md)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default results/<name>-emulated)."),
+    plot: bool = typer.Option(False, "--plot", help="Also write PNG plots into the results directory."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Replace the scenario's seed."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the line saying where the results are."),
+) -> None:
+    """Run a scenario on the emulator (real Linux TCP and UDP through aqmlab's router, as root) and write the
+    simulator's result files."""
+    from .emulate import emulate as run_emulated
+    from .scenario import Scenario
+
+    if seed is not None and not 0 <= seed < 2**64:
+        raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
+    s = Scenario.coerce(scenario, seed)
+    directory = Path(out) if out is not None else Path("results") / f"{s.name}-emulated"
+    res = run_emulated(s, directory)
+    res.write(directory)
     plots: list[Path] = []
     if plot:
         from .plots import plot_all

@@ -1,0 +1,66 @@
+"""The emulator: a scenario's network in network namespaces, its links in aqmlab's
+userspace router (crates/router), its flows real Linux TCP and UDP from iperf3
+(docs/emulator.md).
+
+``emulate(scenario, out)`` takes the scenario files ``aqmlab run`` takes, within the
+emulator's limits (:mod:`.support` names every field it cannot honour), and returns
+:class:`~aqmlab.results.Results` with the simulator's tables, measured at the router
+and from the applications' reports. It needs root (or CAP_NET_ADMIN), /dev/net/tun,
+``ip`` and ``iperf3``, and the router built (``cargo build --release -p
+aqmlab-router``). Runs take the scenario's duration in real time, plus about a second.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..results import Results
+    from ..scenario import Scenario
+
+#: Longest run the emulator accepts, in seconds of real time.
+MAX_DURATION_S = 600.0
+
+
+def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path | None = None, seed: int | None = None) -> "Results":
+    """Run ``scenario`` on the emulator; with ``out``, the router's and iperf3's own
+    files are kept in ``out/emulator/`` (the results are written by the caller,
+    :meth:`Results.write`)."""
+    import polars as pl
+
+    from ..errors import UserError
+    from ..names import NameList
+    from ..results import Results
+    from ..scenario import Scenario
+    from . import collect, netns, support
+    from .session import Session, check_machine, signals_raise, workdir
+
+    s = Scenario.coerce(scenario, seed)
+    support.check(s)
+    resolved = s.resolve()
+    if int(resolved["duration_ns"]) / 1e9 > MAX_DURATION_S:
+        raise UserError(f"the emulator runs in real time: at most {MAX_DURATION_S:g}s", "duration")
+    check_machine()
+    netns.remove_stale()
+    wall = time.perf_counter()
+    with signals_raise(), Session(s, resolved, workdir(out)) as session:
+        session.start_router()
+        session.start_servers()
+        session.run_traffic()
+        report = session.report()
+        apps = session.client_reports()
+        t0_ns = session.t0_ns
+    nodes = NameList.from_contract(resolved["nodes"])
+    clock = collect.Clock(report, t0_ns, resolved)
+    flows = collect.flows_frame(report, session.plans, apps, session.addr, nodes, clock)
+    queues = collect.queues_frame(report, nodes, clock)
+    raw = {
+        "summary": collect.summary(resolved, flows, queues, report),
+        "flows": flows,
+        "queues": queues,
+        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock),
+        "histograms": pl.DataFrame(schema={"link": pl.String, "bin_low_s": pl.Float64, "bin_high_s": pl.Float64, "count": pl.Int64}),
+    }
+    return Results(raw, resolved, s, collect.timing(report, time.perf_counter() - wall))

@@ -1,0 +1,274 @@
+"""One emulated run, from namespaces to the router's report.
+
+The order of things: remove what a killed run left; create a namespace for the router
+and one per host; start the router in its namespace (it creates one TUN device per
+host and prints ``ready``); move each device into its host's namespace and give it
+the host's address and a route to every other host through it; start the iperf3
+servers, then each client at its flow's start; stop the clients (SIGINT) at their stop
+time or the end of the run; stop the router (SIGTERM), which writes its report. On
+every way out (an error, Ctrl-C, SIGTERM) the namespaces are removed with whatever
+still runs in them; the router's devices die with it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import UserError
+from ..names import NameList
+from . import netns, traffic
+from .support import hosts_of
+
+#: Seconds the router may take to create its devices.
+READY_TIMEOUT_S = 10.0
+#: Seconds the servers get to listen before the run's clock starts.
+SERVER_SETUP_S = 0.3
+#: Seconds an interrupted client gets to write its report.
+CLIENT_GRACE_S = 3.0
+#: The hosts' addresses: 10.99.0.1, 10.99.0.2, ...
+SUBNET = ipaddress.ip_network("10.99.0.0/16")
+
+
+def router_binary() -> str:
+    """The router's executable: $AQMLAB_ROUTER, the repository's build, or the PATH."""
+    candidates = [os.environ.get("AQMLAB_ROUTER")]
+    repo = Path(__file__).resolve().parents[3]
+    candidates += [str(repo / "target" / "release" / "aqmlab-router"), shutil.which("aqmlab-router")]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    raise UserError(
+        "the router is not built: run `cargo build --release -p aqmlab-router` (or `make build`), "
+        "or set AQMLAB_ROUTER to its path",
+        "aqmlab-router",
+    )
+
+
+def check_machine() -> None:
+    """Refuse, naming it, what the machine lacks: root, /dev/net/tun, ip, iperf3."""
+    if os.geteuid() != 0:
+        raise UserError("the emulator creates network namespaces: run it as root (or with CAP_NET_ADMIN)", "root")
+    if not os.path.exists("/dev/net/tun"):
+        raise UserError("the emulator needs TUN devices: load the tun module", "/dev/net/tun")
+    for program, package in (("ip", "iproute2"), ("iperf3", "iperf3")):
+        if shutil.which(program) is None:
+            raise UserError(f"not installed: apt-get install {package} (or `make system`)", program)
+
+
+@contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT, as always) raise in the main thread while a run is on, so
+    that its clean-up runs; the previous handlers come back afterwards."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+class Session:
+    """The processes and namespaces of one run (a context manager that removes them)."""
+
+    def __init__(self, scenario: Any, resolved: dict[str, Any], workdir: Path) -> None:
+        self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
+        self.host_nodes = hosts_of(resolved)
+        self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
+        self.plans = traffic.plan(scenario, resolved, self.addr)
+        self.settings = traffic.host_settings(self.plans, scenario)
+        self.spaces = netns.Namespaces()
+        self.router: subprocess.Popen[str] | None = None
+        self.clients: dict[int, subprocess.Popen[bytes]] = {}
+        self.servers: dict[int, subprocess.Popen[bytes]] = {}
+        self.host_ns: dict[int, str] = {}
+        self.t0 = 0.0
+        self.t0_ns = 0
+        self.router_ns = ""
+
+    # -- set-up ----------------------------------------------------------------
+
+    def router_config(self) -> dict[str, Any]:
+        r = self.resolved
+        links = r["links"]
+        names = list(NameList.from_contract(links["names"]))
+        return {
+            "seed": int(r["seed"]),
+            "sample_interval_ns": int(r["sample_interval_ns"]),
+            "stop_after_ns": int(r["duration_ns"]) + int(120e9),
+            "tag_tos": traffic.TAG_TOS,
+            "flow_key": "five_tuple",
+            "nodes": len(NameList.from_contract(r["nodes"])),
+            "hosts": [{"node": n, "device": f"h{k}", "addr": self.addr[n]} for k, n in enumerate(self.host_nodes)],
+            "links": [
+                {
+                    "name": names[i],
+                    "from": int(links["from"][i]),
+                    "to": int(links["to"][i]),
+                    "rate_bps": int(links["rate_bps"][i]),
+                    "delay_ns": int(links["delay_ns"][i]),
+                    "qdisc": links["qdiscs"][int(links["qdisc"][i])],
+                    "monitor": bool(links["monitor"][i]),
+                }
+                for i in range(len(links["from"]))
+            ],
+        }
+
+    def mtu(self) -> int:
+        return max(576, max(p.packet_size for p in self.plans))
+
+    def start_router(self) -> None:
+        config = self.router_config()
+        (self.workdir / "router.json").write_text(json.dumps(config, indent=1))
+        self.router_ns = self.spaces.create("router")
+        for node in self.host_nodes:
+            self.host_ns[node] = self.spaces.create(f"h{self.host_nodes.index(node)}")
+        cmd = self.spaces.exec(self.router_ns, [router_binary(), str(self.workdir / "router.json"), str(self.workdir / "report.json")])
+        self.router = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(self.workdir / "router.err", "w"), text=True)
+        ready, _, _ = select.select([self.router.stdout], [], [], READY_TIMEOUT_S)
+        line = self.router.stdout.readline() if ready else ""  # type: ignore[union-attr]
+        if line.strip() != "ready":
+            self.router.wait(timeout=5)
+            err = (self.workdir / "router.err").read_text().strip()
+            raise UserError(f"the router did not start: {err or 'no message'}", "aqmlab-router")
+        for k, node in enumerate(self.host_nodes):
+            self.attach_host(f"h{k}", node, self.mtu())
+
+    def attach_host(self, device: str, node: int, mtu: int) -> None:
+        ns = self.host_ns[node]
+        netns.ip("link", "set", device, "netns", ns, namespace=self.router_ns)
+        options = self.settings.get(node, {}).get("route", {})
+        route = ["route", "add", str(SUBNET), "dev", device]
+        for key, value in options.items():
+            route += [key, value]
+        batch = [
+            f"addr add {self.addr[node]}/32 dev {device}",
+            f"link set {device} mtu {mtu} up",
+            " ".join(route),
+        ]
+        netns.ip("-batch", "-", namespace=ns, input="\n".join(batch) + "\n")
+        sysctls = {"net.ipv6.conf.all.disable_ipv6": "1"}
+        if node in self.settings:
+            sysctls["net.ipv4.tcp_ecn"] = "1" if self.settings[node]["ecn"] else "0"
+        for key, value in sysctls.items():
+            path = "/proc/sys/" + key.replace(".", "/")
+            subprocess.run(self.spaces.exec(ns, ["sh", "-c", f"echo {value} > {path}"]), check=True, timeout=10)
+
+    # -- traffic ---------------------------------------------------------------
+
+    def start_servers(self) -> None:
+        for p in self.plans:
+            out = open(self.workdir / f"server{p.index}.json", "wb")
+            self.servers[p.index] = subprocess.Popen(self.spaces.exec(self.host_ns[p.dst], p.server), stdout=out, stderr=subprocess.STDOUT)
+        time.sleep(SERVER_SETUP_S)
+
+    def run_traffic(self) -> None:
+        """Start and stop the clients on the run's clock, until the end of the run."""
+        duration = int(self.resolved["duration_ns"])
+        events: list[tuple[int, int, str]] = []
+        for p in self.plans:
+            events.append((p.start_ns, p.index, "start"))
+            if p.stop_ns is not None and p.stop_ns < duration:
+                events.append((int(p.stop_ns), p.index, "stop"))
+        events.sort()
+        self.t0_ns = time.monotonic_ns()
+        self.t0 = self.t0_ns / 1e9
+        for at, index, what in events:
+            self.sleep_until(at)
+            if what == "start":
+                p = self.plans[index]
+                out = open(self.workdir / f"client{index}.json", "wb")
+                err = open(self.workdir / f"client{index}.err", "wb")
+                self.clients[index] = subprocess.Popen(self.spaces.exec(self.host_ns[p.src], p.client), stdout=out, stderr=err)
+            else:
+                self.interrupt(self.clients.get(index))
+        self.sleep_until(duration)
+        self.stop_router()
+        for c in self.clients.values():
+            self.interrupt(c)
+        deadline = time.monotonic() + CLIENT_GRACE_S
+        for c in self.clients.values():
+            try:
+                c.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                c.kill()
+
+    def sleep_until(self, at_ns: int) -> None:
+        delay = self.t0 + at_ns / 1e9 - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    @staticmethod
+    def interrupt(process: subprocess.Popen[bytes] | None) -> None:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGINT)
+
+    def stop_router(self) -> None:
+        if self.router is None or self.router.poll() is not None:
+            return
+        self.router.send_signal(signal.SIGTERM)
+        try:
+            self.router.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.router.kill()
+            self.router.wait()
+
+    def report(self) -> dict[str, Any]:
+        path = self.workdir / "report.json"
+        if not path.exists():
+            err = (self.workdir / "router.err").read_text().strip()
+            raise RuntimeError(f"the router wrote no report ({err or 'no message'})")
+        return json.loads(path.read_text())
+
+    def client_reports(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for p in self.plans:
+            f = self.workdir / f"client{p.index}.json"
+            out[p.index] = traffic.client_report(f.read_text()) if f.exists() else {}
+        return out
+
+    # -- clean-up --------------------------------------------------------------
+
+    def close(self) -> None:
+        for process in [*self.clients.values(), *self.servers.values()]:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        if self.router is not None:
+            self.stop_router()
+        self.spaces.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def workdir(out: Path | None) -> Path:
+    """Where the router's config and report and the applications' outputs go: the
+    results directory's ``emulator/`` (kept, for inspection), or a temporary one."""
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix="aqmlab-emulate-"))
+    d = Path(out) / "emulator"
+    d.mkdir(parents=True, exist_ok=True)
+    return d

@@ -1,0 +1,161 @@
+"""The applications of an emulated run: one iperf3 client and server per flow.
+
+TCP flows run the kernel's congestion control named by the scenario's variant
+(``-C``), with the scenario's packet size as MSS (``-M``: packet size less 40 bytes of
+IPv4 and TCP headers; Linux puts its 12 bytes of timestamps inside it) and, when the
+scenario sets one, its receiver window as the socket buffer (``-w``). UDP flows are
+iperf3's constant-rate UDP (``-u -b``; iperf3 counts payload, so the wire rate is
+scaled by payload / packet size), paced every 100 us, tagged multimedia with TOS 0xb8
+(DSCP EF), which the router reads as the tag.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UserError
+from .support import KERNEL_CC
+
+#: The TOS byte of tagged multimedia UDP (DSCP 46, EF).
+TAG_TOS = 0xB8
+#: The first flow's port; flow j uses FIRST_PORT + j.
+FIRST_PORT = 5201
+IPV4_TCP_HEADERS = 40
+IPV4_UDP_HEADERS = 28
+
+
+@dataclass
+class FlowPlan:
+    """What runs for flow ``index``: where, when, and the commands."""
+
+    index: int
+    kind: str
+    group: str
+    src: int
+    dst: int
+    port: int
+    start_ns: int
+    stop_ns: int | None
+    size_bytes: int | None
+    packet_size: int
+    header_size: int
+    client: list[str] = field(default_factory=list)
+    server: list[str] = field(default_factory=list)
+    ecn: bool = False
+    #: Route options of the sender's host (ip route ... rto_min, initcwnd), where set.
+    route: dict[str, str] = field(default_factory=dict)
+
+
+def _explicit(scenario: Any, group: int, name: str) -> bool:
+    """Whether the user wrote TCP field ``name`` for the flows of ``group``."""
+    flow_tcp = getattr(scenario.flows[group], "tcp", None)
+    if flow_tcp is not None and getattr(flow_tcp, name, None) is not None:
+        return True
+    return name in scenario.tcp.model_fields_set
+
+
+def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str]) -> list[FlowPlan]:
+    """One plan per flow of the resolved scenario."""
+    flows, groups = resolved["flows"], resolved["flows"]["groups"]
+    duration = int(resolved["duration_ns"])
+    plans = []
+    for j in range(len(flows["group"])):
+        gi = int(flows["group"][j])
+        g = groups[gi]
+        p = FlowPlan(
+            index=j,
+            kind=g["kind"],
+            group=g["label"],
+            src=int(flows["src"][j]),
+            dst=int(flows["dst"][j]),
+            port=FIRST_PORT + j,
+            start_ns=int(flows["start_ns"][j]),
+            stop_ns=g.get("stop_ns"),
+            size_bytes=g.get("size_bytes"),
+            packet_size=0,
+            header_size=0,
+        )
+        if p.start_ns >= duration:
+            raise UserError("starts after the end of the run", f"flows[{gi}].start")
+        server = ["iperf3", "-s", "-1", "-p", str(p.port), "-B", addr[p.dst], "-J"]
+        client = ["iperf3", "-c", addr[p.dst], "-p", str(p.port), "-B", addr[p.src], "-J", "-i", "1"]
+        client += ["--connect-timeout", "3000"]
+        if p.kind == "tcp":
+            profile = resolved["tcp_profiles"][g["profile"]]
+            p.packet_size, p.header_size = int(profile["packet_size"]), int(profile["header_size"])
+            client += ["-C", KERNEL_CC[profile["variant"]], "-M", str(p.packet_size - IPV4_TCP_HEADERS)]
+            if _explicit(scenario, gi, "receiver_window"):
+                client += ["-w", str(int(profile["receiver_window"]) * p.packet_size)]
+            if p.size_bytes is not None:
+                client += ["-n", str(int(p.size_bytes))]
+            p.ecn = bool(profile["ecn"])
+            if _explicit(scenario, gi, "min_rto"):
+                p.route["rto_min"] = f"{int(profile['min_rto_ns']) // 1_000_000}ms"
+            if _explicit(scenario, gi, "initial_window"):
+                p.route["initcwnd"] = str(int(profile["initial_window"]))
+        else:
+            p.packet_size, p.header_size = int(g["packet_size"]), IPV4_UDP_HEADERS
+            payload = p.packet_size - IPV4_UDP_HEADERS
+            if payload < 16:
+                raise UserError("iperf3 needs at least 44B (16 bytes of payload)", f"flows[{gi}].packet_size")
+            rate = int(g["source"]["rate_bps"]) * payload // p.packet_size
+            client += ["-u", "-b", str(rate), "-l", str(payload), "--pacing-timer", "100"]
+            if g.get("tagged"):
+                client += ["--tos", str(TAG_TOS)]
+        if p.size_bytes is None:
+            # Longer than the run: the run stops the client (SIGINT) at its end or stop time.
+            client += ["-t", str(math.ceil(duration / 1e9) + 2)]
+        p.client, p.server = client, server
+        plans.append(p)
+    return plans
+
+
+def host_settings(plans: list[FlowPlan], scenario: Any) -> dict[int, dict[str, Any]]:
+    """Per sending host: its kernel's ECN setting and route options, which all its
+    flows share (a conflict is refused by field)."""
+    out: dict[int, dict[str, Any]] = {}
+    for p in plans:
+        if p.kind != "tcp":
+            continue
+        want = {"ecn": p.ecn, "route": p.route}
+        have = out.setdefault(p.src, want)
+        if have != want:
+            raise UserError(
+                "flows from one host share its kernel's ECN setting and route options (min_rto, "
+                "initial_window): give them the same values",
+                f"flows[{p.index}].tcp",
+            )
+    return out
+
+
+def client_report(text: str) -> dict[str, Any]:
+    """What an iperf3 client's JSON says of its flow (empty if it said nothing)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    intervals = data.get("intervals") or []
+    streams = [s for i in intervals for s in i.get("streams", [])]
+    out: dict[str, Any] = {"error": data.get("error")}
+    if any("retransmits" in s for s in streams):
+        out["retransmissions"] = sum(int(s.get("retransmits", 0)) for s in streams)
+        rtts = [s["rtt"] for s in streams if s.get("rtt")]
+        out["rtt_min_s"] = min(rtts) / 1e6 if rtts else None
+        cwnd = [s["snd_cwnd"] for s in streams if "snd_cwnd" in s]
+        out["final_cwnd_bytes"] = cwnd[-1] if cwnd else None
+    end = data.get("end") or {}
+    for stream in end.get("streams", []):
+        sender = stream.get("sender") or {}
+        if "min_rtt" in sender:
+            out["rtt_min_s"] = sender["min_rtt"] / 1e6
+            out["retransmissions"] = sender.get("retransmits", out.get("retransmissions"))
+        udp = stream.get("udp") or {}
+        if "jitter_ms" in udp:
+            out["jitter_s"] = udp["jitter_ms"] / 1e3
+            out["packets_reordered"] = udp.get("out_of_order")
+    if "sum_sent" in end:
+        out["seconds"] = end["sum_sent"].get("seconds")
+    return out
