@@ -24,6 +24,11 @@ pub struct Config {
     pub tag_tos: Option<u8>,
     #[serde(default)]
     pub flow_key: FlowKeyMode,
+    /// Run at a real-time priority (SCHED_FIFO) when the system allows it,
+    /// so that the links' schedule is kept on a busy machine. The router
+    /// sleeps whenever nothing is due, so it takes no more CPU for it.
+    #[serde(default)]
+    pub realtime: bool,
     /// Number of nodes of the network (hosts and routers).
     pub nodes: u32,
     pub hosts: Vec<HostConfig>,

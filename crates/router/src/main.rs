@@ -47,6 +47,10 @@ fn main() -> ExitCode {
 }
 
 fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
+    // Stop (cleanly: SIGTERM is read by the event loop) if whoever started
+    // the router dies, even by SIGKILL: its devices go with it.
+    // SAFETY: sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let tuns = config
         .hosts
         .iter()
@@ -56,6 +60,9 @@ fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
             })
         })
         .collect::<std::io::Result<Vec<_>>>()?;
+    if config.realtime {
+        realtime();
+    }
     let mut router = Router::new(network, tuns)?;
     let mut out = std::io::stdout();
     writeln!(out, "ready")?;
@@ -65,4 +72,17 @@ fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
     let partial = format!("{report}.partial");
     std::fs::write(&partial, text)?;
     std::fs::rename(partial, report)
+}
+
+/// SCHED_FIFO at a low real-time priority, if allowed; without it the
+/// router runs as any process does (its lateness is measured either way).
+fn realtime() {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: sets this process's own scheduling policy.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        eprintln!(
+            "aqmlab-router: no real-time priority ({}); running without",
+            std::io::Error::last_os_error()
+        );
+    }
 }

@@ -40,6 +40,19 @@ CLIENT_GRACE_S = 3.0
 SUBNET = ipaddress.ip_network("10.99.0.0/16")
 
 
+def _die_with_parent() -> None:
+    """In a child, before exec: receive SIGKILL when the run's process dies, however
+    it dies (prctl PR_SET_PDEATHSIG, kept across the exec of ``ip netns exec``)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
+def spawn(cmd: list[str], **kwargs: Any) -> "subprocess.Popen[Any]":
+    """Start a process of the run: it dies with the run's process."""
+    return subprocess.Popen(cmd, preexec_fn=_die_with_parent, **kwargs)
+
+
 def router_binary() -> str:
     """The router's executable: $AQMLAB_ROUTER, the repository's build, or the PATH."""
     candidates = [os.environ.get("AQMLAB_ROUTER")]
@@ -117,6 +130,7 @@ class Session:
             "stop_after_ns": int(r["duration_ns"]) + int(120e9),
             "tag_tos": traffic.TAG_TOS,
             "flow_key": "five_tuple",
+            "realtime": True,
             "nodes": len(NameList.from_contract(r["nodes"])),
             "hosts": [{"node": n, "device": f"h{k}", "addr": self.addr[n]} for k, n in enumerate(self.host_nodes)],
             "links": [
@@ -143,7 +157,7 @@ class Session:
         for node in self.host_nodes:
             self.host_ns[node] = self.spaces.create(f"h{self.host_nodes.index(node)}")
         cmd = self.spaces.exec(self.router_ns, [router_binary(), str(self.workdir / "router.json"), str(self.workdir / "report.json")])
-        self.router = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(self.workdir / "router.err", "w"), text=True)
+        self.router = spawn(cmd, stdout=subprocess.PIPE, stderr=open(self.workdir / "router.err", "w"), text=True)
         ready, _, _ = select.select([self.router.stdout], [], [], READY_TIMEOUT_S)
         line = self.router.stdout.readline() if ready else ""  # type: ignore[union-attr]
         if line.strip() != "ready":
@@ -178,7 +192,7 @@ class Session:
     def start_servers(self) -> None:
         for p in self.plans:
             out = open(self.workdir / f"server{p.index}.json", "wb")
-            self.servers[p.index] = subprocess.Popen(self.spaces.exec(self.host_ns[p.dst], p.server), stdout=out, stderr=subprocess.STDOUT)
+            self.servers[p.index] = spawn(self.spaces.exec(self.host_ns[p.dst], p.server), stdout=out, stderr=subprocess.STDOUT)
         time.sleep(SERVER_SETUP_S)
 
     def run_traffic(self) -> None:
@@ -198,11 +212,12 @@ class Session:
                 p = self.plans[index]
                 out = open(self.workdir / f"client{index}.json", "wb")
                 err = open(self.workdir / f"client{index}.err", "wb")
-                self.clients[index] = subprocess.Popen(self.spaces.exec(self.host_ns[p.src], p.client), stdout=out, stderr=err)
+                self.clients[index] = spawn(self.spaces.exec(self.host_ns[p.src], p.client), stdout=out, stderr=err)
             else:
                 self.interrupt(self.clients.get(index))
         self.sleep_until(duration)
-        self.stop_router()
+        # The clients stop first, while the network still carries their last words
+        # to the servers; the router's window figures end at its last sample in the run.
         for c in self.clients.values():
             self.interrupt(c)
         deadline = time.monotonic() + CLIENT_GRACE_S
@@ -211,6 +226,7 @@ class Session:
                 c.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 c.kill()
+        self.stop_router()
 
     def sleep_until(self, at_ns: int) -> None:
         delay = self.t0 + at_ns / 1e9 - time.monotonic()
