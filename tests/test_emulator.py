@@ -226,3 +226,32 @@ def test_a_killed_run_leaves_names_the_next_run_removes(tmp_path):
         time.sleep(0.1)
     assert not processes("aqmlab-router .*router.json")
     assert not processes("iperf3 -[cs] .* -p 520")
+
+
+@needs_machine
+def test_a_sweep_runs_on_the_emulator_and_stores_its_runs_apart(tmp_path):
+    from aqmlab.sweeps import sweep
+    from aqmlab.sweeps.store import run_hash
+
+    s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "6Mbps", "packet_size": "1000B"}])
+    s["duration"], s["warmup"] = "2s", "0.5s"
+    result = sweep(s, {"topology.bottleneck.rate": ["2Mbps", "3Mbps"]}, engine="emulator", store=tmp_path / "store")
+    rows = result.runs.sort("point").to_dicts()
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    goodput = [r["goodput_bps"] for r in rows]
+    assert goodput == pytest.approx([2e6 * 0.972, 3e6 * 0.972], rel=0.02)
+    assert all(r["engine"] == "emulator" for r in rows)
+    # Stored under the emulator's hash, never where the simulator's run of the same scenario goes.
+    from aqmlab.scenario import Scenario
+
+    sim_hash = run_hash(Scenario.model_validate({**s, "topology": {**s["topology"], "bottleneck": {**s["topology"]["bottleneck"], "rate": "2Mbps"}}}).resolve())
+    assert not (tmp_path / "store" / sim_hash).exists()
+    assert Path(rows[0]["store_path"]).exists()
+
+
+def test_an_unknown_engine_is_refused():
+    from aqmlab.sweeps import Runner
+
+    with pytest.raises(UserError) as e:
+        Runner(engine="qemu")
+    assert e.value.field == "--engine"

@@ -4,8 +4,9 @@
     aqmlab emulate SCENARIO [--out DIR] [--plot] [--seed N] [--quiet]
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
-                 [--workers N] [--store DIR] [--out DIR] [--quiet]
+                 [--workers N] [--store DIR] [--out DIR] [--engine sim|emulator] [--quiet]
     aqmlab reproduce --list | ID [--fidelity quick|paper] [--out DIR] [--store DIR] [--cluster ...] [--workers N]
+                     [--engine sim|emulator]
     aqmlab report [--results DIR] [--out DIR]
     aqmlab crosscheck ns2 SCENARIO [--draws N] [--packets] [--out DIR]
     aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
@@ -280,6 +281,7 @@ def sweep(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .scenario import Scenario
@@ -296,7 +298,8 @@ def sweep(
         varies[field] = expr.partition("=")[2]
     name = Scenario.read(scenario)["name"]
     result = run_sweep(
-        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force,
+        engine=engine,
     )
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
     if not quiet:
@@ -318,6 +321,7 @@ def reproduce(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -331,7 +335,8 @@ def reproduce(
     if workers is not None and workers < 1:
         raise UserError(f"must be at least 1, got {workers}", "--workers")
     rep = experiments.reproduce(
-        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force,
+        engine=engine,
     )
     if not quiet:
         _print_comparison(rep, fidelity)

@@ -1,8 +1,10 @@
 """Which fields of a scenario the emulator honours (docs/emulator.md, "Scenarios").
 
-A field the user did not write keeps its default and the emulator behaves as the
-kernel does (Linux's TCP: SACK, delayed ACKs, its own RTO). A field the user wrote and
-the emulator cannot honour is refused by name, before anything is created.
+A field left at its default asks for nothing, and the emulator behaves as the kernel
+does (Linux's TCP: SACK, delayed ACKs, its own RTO and initial window). A field set to
+another value is a request: the emulator honours it or refuses it by name, before
+anything is created. (Defaults, not the fields a file happens to spell out: a sweep's
+scenarios have every default written in.)
 """
 
 from __future__ import annotations
@@ -41,8 +43,17 @@ def _refuse(field: str, leaf: str) -> UserError:
     return UserError(f"the emulator cannot honour this field ({why})", field)
 
 
+def asked(model: Any) -> set[str]:
+    """The fields of ``model`` whose value is not their default."""
+    out = set()
+    for name, info in type(model).model_fields.items():
+        if info.is_required() or getattr(model, name) != info.get_default(call_default_factory=True):
+            out.add(name)
+    return out
+
+
 def _check_set(model: Any, allowed: set[str], where: str) -> None:
-    for name in sorted(model.model_fields_set - allowed):
+    for name in sorted(asked(model) - allowed):
         info = type(model).model_fields[name]
         raise _refuse(f"{where}{info.alias or name}", name)
 
@@ -50,7 +61,7 @@ def _check_set(model: Any, allowed: set[str], where: str) -> None:
 def _check_tcp(tcp: Any, where: str) -> None:
     if tcp is None:
         return
-    fields = {n for n in tcp.model_fields_set if getattr(tcp, n) is not None}
+    fields = asked(tcp)
     for name in sorted(fields - _TCP):
         raise _refuse(f"{where}{name}", name)
     if "variant" in fields and tcp.variant not in KERNEL_CC:

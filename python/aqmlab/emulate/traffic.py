@@ -50,11 +50,12 @@ class FlowPlan:
 
 
 def _explicit(scenario: Any, group: int, name: str) -> bool:
-    """Whether the user wrote TCP field ``name`` for the flows of ``group``."""
+    """Whether the scenario asks for TCP field ``name`` (not its default) for the
+    flows of ``group``; otherwise the kernel's own behaviour stands."""
+    from .support import asked
+
     flow_tcp = getattr(scenario.flows[group], "tcp", None)
-    if flow_tcp is not None and getattr(flow_tcp, name, None) is not None:
-        return True
-    return name in scenario.tcp.model_fields_set
+    return (flow_tcp is not None and name in asked(flow_tcp)) or name in asked(scenario.tcp)
 
 
 def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str]) -> list[FlowPlan]:
