@@ -29,6 +29,11 @@ pub struct Config {
     /// sleeps whenever nothing is due, so it takes no more CPU for it.
     #[serde(default)]
     pub realtime: bool,
+    /// Events due within this many nanoseconds of a wake-up run in it: fewer
+    /// wake-ups (each costs a timer reprogramming, dear in a VM), at the
+    /// price of packets reaching their hosts up to this much early.
+    #[serde(default)]
+    pub batch_ns: u64,
     /// Number of nodes of the network (hosts and routers).
     pub nodes: u32,
     pub hosts: Vec<HostConfig>,

@@ -63,7 +63,7 @@ fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
     if config.realtime {
         realtime();
     }
-    let mut router = Router::new(network, tuns)?;
+    let mut router = Router::new(network, tuns, config.batch_ns)?;
     let mut out = std::io::stdout();
     writeln!(out, "ready")?;
     out.flush()?;

@@ -32,6 +32,11 @@ pub struct Network {
     pub unroutable: u64,
     /// How late each packet reached its host, against its link's schedule.
     pub lateness: Histogram,
+    /// Packets handed to their host before their time (run ahead by at most
+    /// the router's batching horizon).
+    pub early: u64,
+    /// The latest event run so far.
+    time: Time,
     sample_interval: Time,
     next_sample: Time,
     pub sample_times: Vec<Time>,
@@ -88,6 +93,8 @@ impl Network {
             ignored: 0,
             unroutable: 0,
             lateness: Histogram::default(),
+            early: 0,
+            time: 0,
             sample_interval: config.sample_interval_ns,
             next_sample: 0,
             sample_times: Vec::new(),
@@ -103,6 +110,9 @@ impl Network {
     /// A buffer read from host `host` at `now`: routed onto its first link,
     /// or returned to the pool.
     pub fn arrive(&mut self, host: u32, data: Vec<u8>, now: Time) {
+        // Events up to `self.time` may have been run ahead of the clock (the
+        // router's batching): the arrival comes after them.
+        let now = now.max(self.time);
         let Ok(headers) = Headers::parse(&data) else {
             self.ignored += 1;
             return self.recycle(data);
@@ -143,20 +153,22 @@ impl Network {
         links.into_iter().chain(sample).min()
     }
 
-    /// Run everything due up to `now`, in time order; `deliver(host, bytes)`
-    /// hands a packet to its host.
-    pub fn advance(&mut self, now: Time, deliver: &mut impl FnMut(u32, &[u8])) {
+    /// Run everything due up to `until`, in time order, at real time `now`
+    /// (`until` is later when the router runs events a little ahead to
+    /// save wake-ups); `deliver(host, bytes)` hands a packet to its host.
+    pub fn advance(&mut self, until: Time, now: Time, deliver: &mut impl FnMut(u32, &[u8])) {
         loop {
             if self.sample_interval > 0
-                && self.next_sample <= now
+                && self.next_sample <= until
                 && self.links_due_by(self.next_sample).is_none()
             {
                 self.sample();
                 continue;
             }
-            let Some((t, link, due)) = self.links_due_by(now) else {
+            let Some((t, link, due)) = self.links_due_by(until) else {
                 break;
             };
+            self.time = self.time.max(t);
             match due {
                 Due::Sent => {
                     let (links, flows, pool) = (&mut self.links, &mut self.flows, &mut self.pool);
@@ -204,7 +216,8 @@ impl Network {
             stats.delivered_bytes += packet.data.len() as u64;
             stats.marked += (packet.ecn() == Ecn::Ce) as u64;
             stats.transit.record(at - packet.entered);
-            self.lateness.record(now - at);
+            self.lateness.record(now.saturating_sub(at));
+            self.early += (at > now) as u64;
             deliver(packet.dst_host, &packet.data);
             return self.recycle(packet.data);
         }
@@ -280,6 +293,7 @@ impl Network {
             "ignored": self.ignored,
             "unroutable": self.unroutable,
             "lateness": self.lateness.summary(),
+            "early": self.early,
         })
     }
 }

@@ -33,6 +33,9 @@ pub struct Router {
     signals: RawFd,
     start: Time,
     armed: Option<Time>,
+    /// Events due within this many nanoseconds of a wake-up are run in it
+    /// rather than after another sleep (the config's `batch_ns`).
+    batch: Time,
     /// Packets read from the devices, and writes the host's kernel refused.
     pub packets_read: u64,
     pub write_failures: u64,
@@ -60,7 +63,7 @@ fn monotonic_ns() -> Time {
 impl Router {
     /// Block SIGTERM and SIGINT (they are read from a signalfd instead) and
     /// set up epoll over `tuns`.
-    pub fn new(network: Network, tuns: Vec<Tun>) -> io::Result<Self> {
+    pub fn new(network: Network, tuns: Vec<Tun>, batch: Time) -> io::Result<Self> {
         // SAFETY: plain system calls on descriptors this function owns.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -104,6 +107,7 @@ impl Router {
                 signals,
                 start: monotonic_ns(),
                 armed: None,
+                batch,
                 packets_read: 0,
                 write_failures: 0,
                 read_failures: 0,
@@ -149,7 +153,7 @@ impl Router {
 
     fn advance(&mut self, now: Time) {
         let (network, tuns, failures) = (&mut self.network, &self.tuns, &mut self.write_failures);
-        network.advance(now, &mut |host, bytes| {
+        network.advance(now + self.batch, now, &mut |host, bytes| {
             if !tuns[host as usize].write(bytes) {
                 *failures += 1;
             }
