@@ -255,3 +255,44 @@ def test_an_unknown_engine_is_refused():
     with pytest.raises(UserError) as e:
         Runner(engine="qemu")
     assert e.value.field == "--engine"
+
+
+@needs_machine
+def test_the_kernel_is_asked_which_qdiscs_it_has():
+    from aqmlab.emulate import kernel
+
+    before = set(ours())
+    found = kernel.available()
+    assert set(ours()) <= before
+    for kind in ("pfifo", "bfifo", "htb", "tbf"):  # the baseline's needs, on any Linux
+        assert found[kind] is None, (kind, found[kind])
+    # Every kind is answered: accepted, or refused with the kernel's words.
+    assert set(found) == set(kernel.KINDS)
+    assert all(v is None or v for v in found.values())
+
+
+@needs_machine
+@pytest.mark.parametrize("shaper", ["tbf", "htb"])
+def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_and_loss(emulate, tmp_path, shaper):
+    # One flow: two periodic flows in a FIFO share by the phase of their arrivals,
+    # which a few microseconds change (the phase effect), in the kernel as in ours.
+    s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "6Mbps", "packet_size": "1000B"}])
+    ours_ = emulate(s, tmp_path / "ours")
+    kernels = emulate(s, tmp_path / "kernel", baseline="kernel", shaper=shaper)
+    rows = [r.queues.filter(r.queues["link"] == "bottleneck").row(0, named=True) for r in (ours_, kernels)]
+    assert rows[1]["qdisc"] == f"kernel:{shaper}+pfifo"
+    assert rows[0]["utilization"] == pytest.approx(1.0, abs=0.005)
+    assert rows[1]["utilization"] == pytest.approx(1.0, abs=0.02)
+    assert rows[1]["loss_rate"] == pytest.approx(rows[0]["loss_rate"], abs=0.02)  # a third of 6 Mb/s
+    a, b = (r.flows["throughput_bps"][0] for r in (ours_, kernels))
+    assert b == pytest.approx(a, rel=0.02)
+    # The queue stays full: a packet waits for the 20 ahead of it, in both.
+    assert rows[1]["mean_delay_s"] == pytest.approx(rows[0]["mean_delay_s"], rel=0.1)
+
+
+def test_the_kernel_baseline_refuses_a_discipline_it_cannot_map(tmp_path):
+    from aqmlab.emulate import emulate as run
+
+    with pytest.raises(UserError) as e:
+        run(scenario({"kind": "sfq"}, [{"kind": "tcp"}]), tmp_path, baseline="kernel")
+    assert e.value.field == "topology.bottleneck.qdisc.kind"

@@ -38,6 +38,19 @@ pub struct Config {
     pub nodes: u32,
     pub hosts: Vec<HostConfig>,
     pub links: Vec<LinkConfig>,
+    /// Pairs of TUN devices through which kernel links pass their packets
+    /// to the kernel's qdiscs (kernel.rs), numbered from 0.
+    #[serde(default)]
+    pub kernel_ports: Vec<KernelPort>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelPort {
+    /// The device the router writes the link's packets to.
+    pub into: String,
+    /// The device the kernel sends them out of, through its qdisc.
+    pub from: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,6 +78,10 @@ pub struct LinkConfig {
     pub qdisc: serde_json::Value,
     #[serde(default)]
     pub monitor: bool,
+    /// The kernel port whose qdisc is this link's queue (its `qdisc` and
+    /// `rate_bps` are then only reported; the kernel's qdisc shapes).
+    #[serde(default)]
+    pub kernel: Option<u32>,
 }
 
 impl Config {

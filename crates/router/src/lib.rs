@@ -11,6 +11,7 @@
 //! loop ([`router`]) is single-threaded and sleeps until the next event.
 
 pub mod config;
+pub mod kernel;
 pub mod link;
 pub mod measure;
 pub mod network;

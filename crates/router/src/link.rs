@@ -36,6 +36,9 @@ pub struct Link {
     pub rate_bps: u64,
     pub delay: Time,
     pub monitor: bool,
+    /// The kernel port whose qdisc is this link's queue and transmitter
+    /// (kernel.rs), if the kernel's.
+    pub kernel_port: Option<u32>,
     pub qdisc: Qdisc<RealPacket>,
     pub counters: QdiscCounters,
     verdicts: Verdicts<RealPacket>,
@@ -70,6 +73,7 @@ impl Link {
             rate_bps,
             delay,
             monitor: false,
+            kernel_port: None,
             qdisc: Qdisc::from_spec(spec, seed),
             counters: QdiscCounters::default(),
             verdicts: Verdicts::new(),
@@ -133,6 +137,11 @@ impl Link {
         };
         self.send_next(now, dropped);
         lost
+    }
+
+    /// Put a packet sent elsewhere (by the kernel) on the wire at `now`.
+    pub fn put_on_wire(&mut self, packet: RealPacket, now: Time) {
+        self.wire.push_back((now + self.delay, packet));
     }
 
     /// The packet at the head of the wire, arrived at the far end.

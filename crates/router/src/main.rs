@@ -60,10 +60,15 @@ fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
             })
         })
         .collect::<std::io::Result<Vec<_>>>()?;
+    let kernel = config
+        .kernel_ports
+        .iter()
+        .map(|p| Ok((Tun::create(&p.into)?, Tun::create(&p.from)?)))
+        .collect::<std::io::Result<Vec<_>>>()?;
     if config.realtime {
         realtime();
     }
-    let mut router = Router::new(network, tuns, config.batch_ns)?;
+    let mut router = Router::new(network, tuns, kernel, config.batch_ns)?;
     let mut out = std::io::stdout();
     writeln!(out, "ready")?;
     out.flush()?;

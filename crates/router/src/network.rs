@@ -9,6 +9,7 @@ use aqmlab_qdisc::{Dropped, Ecn, Packet, SpecError, Time};
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::kernel::KernelPassage;
 use crate::link::{Due, Link};
 use crate::measure::{FlowStats, Histogram};
 use crate::packet::{FlowKeyMode, Headers, RealPacket};
@@ -45,6 +46,10 @@ pub struct Network {
     pub link_samples: Vec<Vec<[u64; 5]>>,
     /// Packet buffers to reuse: none is allocated in the steady state.
     pool: Vec<Vec<u8>>,
+    /// Packets on their way through the kernel's queues (kernel links).
+    pub kernel: KernelPassage,
+    /// The link of each kernel port.
+    kernel_links: Vec<u32>,
 }
 
 impl Network {
@@ -65,6 +70,7 @@ impl Network {
                     seed,
                 );
                 link.monitor = l.monitor;
+                link.kernel_port = l.kernel;
                 Ok(link)
             })
             .collect::<Result<Vec<_>, SpecError>>()?;
@@ -99,6 +105,8 @@ impl Network {
             next_sample: 0,
             sample_times: Vec::new(),
             pool: Vec::new(),
+            kernel: KernelPassage::default(),
+            kernel_links: kernel_links(config),
         })
     }
 
@@ -140,6 +148,37 @@ impl Network {
             data,
         };
         self.enqueue(link, packet, now);
+    }
+
+    /// A packet the kernel released from port `port` at `now`: onto its
+    /// link's wire.
+    pub fn from_kernel(&mut self, port: u32, data: Vec<u8>, now: Time) {
+        let now = now.max(self.time);
+        let Ok(headers) = Headers::parse(&data) else {
+            self.ignored += 1;
+            return self.recycle(data);
+        };
+        let Some(&dst_host) = self.host_of_addr.get(&headers.tuple.dst) else {
+            self.unroutable += 1;
+            return self.recycle(data);
+        };
+        let held = self.kernel.release(headers.tuple, &data);
+        let flow = self.flow(&headers);
+        let link = &mut self.links[self.kernel_links[port as usize] as usize];
+        link.counters.count_departures(1, data.len() as u64);
+        if let Some(h) = held {
+            link.sojourn.record(now - h.handed);
+        }
+        let packet = RealPacket {
+            key: headers.tuple.key(self.flow_key),
+            class: headers.class(self.tag_tos),
+            flow,
+            dst_host,
+            entered: held.map_or(now, |h| h.entered),
+            enqueued: now,
+            data,
+        };
+        link.put_on_wire(packet, now);
     }
 
     /// The earliest instant at which something is due.
@@ -230,6 +269,13 @@ impl Network {
     }
 
     fn enqueue(&mut self, link: u32, packet: RealPacket, now: Time) {
+        if let Some(port) = self.links[link as usize].kernel_port {
+            self.links[link as usize]
+                .counters
+                .count_arrival(packet.data.len() as u32);
+            let tuple = self.flows[packet.flow as usize].tuple;
+            return self.kernel.hand(port, tuple, packet, now);
+        }
         let (links, flows, pool) = (&mut self.links, &mut self.flows, &mut self.pool);
         links[link as usize].enqueue(packet, now, &mut |d| drop_packet(flows, pool, d));
     }
@@ -298,6 +344,18 @@ impl Network {
     }
 }
 
+/// The link of each kernel port, by port.
+fn kernel_links(config: &Config) -> Vec<u32> {
+    let mut ports: Vec<(u32, u32)> = config
+        .links
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.kernel.map(|p| (p, i as u32)))
+        .collect();
+    ports.sort();
+    ports.into_iter().map(|(_, link)| link).collect()
+}
+
 /// A packet a discipline dropped: counted to its flow, its buffer reused.
 fn drop_packet(flows: &mut [FlowStats], pool: &mut Vec<Vec<u8>>, dropped: Dropped<RealPacket>) {
     flows[dropped.packet.flow as usize].count_drop(dropped.reason);
@@ -311,7 +369,7 @@ fn link_report(l: &Link, samples: &[[u64; 5]]) -> Value {
     let losses = stats.losses();
     json!({
         "name": l.name, "from": l.from, "to": l.to, "qdisc": l.qdisc.name(),
-        "rate_bps": l.rate_bps, "delay_ns": l.delay, "monitor": l.monitor,
+        "rate_bps": l.rate_bps, "delay_ns": l.delay, "monitor": l.monitor, "kernel": l.kernel_port,
         "arrivals": stats.arrivals, "arrival_bytes": stats.arrival_bytes,
         "departures": stats.departures, "departure_bytes": stats.departure_bytes,
         "drops": losses.drops, "drop_bytes": losses.drop_bytes,

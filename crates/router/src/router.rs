@@ -16,6 +16,8 @@ use crate::tun::Tun;
 /// Packets read from one device per wake-up before the others get a turn.
 const READ_BATCH: usize = 64;
 const TIMER: u64 = u64::MAX - 1;
+/// Tokens of the kernel ports' `from` devices: this plus the port.
+const KERNEL: u64 = 1 << 32;
 const SIGNAL: u64 = u64::MAX;
 
 /// Why the loop ended.
@@ -28,6 +30,8 @@ pub enum Stop {
 pub struct Router {
     network: Network,
     tuns: Vec<Tun>,
+    /// Per kernel port: the device written to, the device read from.
+    kernel: Vec<(Tun, Tun)>,
     epoll: RawFd,
     timer: RawFd,
     signals: RawFd,
@@ -63,7 +67,12 @@ fn monotonic_ns() -> Time {
 impl Router {
     /// Block SIGTERM and SIGINT (they are read from a signalfd instead) and
     /// set up epoll over `tuns`.
-    pub fn new(network: Network, tuns: Vec<Tun>, batch: Time) -> io::Result<Self> {
+    pub fn new(
+        network: Network,
+        tuns: Vec<Tun>,
+        kernel: Vec<(Tun, Tun)>,
+        batch: Time,
+    ) -> io::Result<Self> {
         // SAFETY: plain system calls on descriptors this function owns.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -99,9 +108,13 @@ impl Router {
             for (host, tun) in tuns.iter().enumerate() {
                 watch(tun.fd(), host as u64)?;
             }
+            for (port, (_, from)) in kernel.iter().enumerate() {
+                watch(from.fd(), KERNEL + port as u64)?;
+            }
             Ok(Self {
                 network,
                 tuns,
+                kernel,
                 epoll,
                 timer,
                 signals,
@@ -121,7 +134,8 @@ impl Router {
 
     /// Forward packets until a signal comes or `limit` nanoseconds have passed.
     pub fn run(&mut self, limit: Time) -> io::Result<Stop> {
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; self.tuns.len() + 2];
+        let mut events =
+            vec![libc::epoll_event { events: 0, u64: 0 }; self.tuns.len() + self.kernel.len() + 2];
         loop {
             let deadline = self.network.next_event().map_or(limit, |t| t.min(limit));
             self.arm(deadline)?;
@@ -139,14 +153,44 @@ impl Router {
             let now = self.now();
             self.advance(now);
             for ev in &events[..n as usize] {
-                match ev.u64 {
+                let token = ev.u64;
+                match token {
                     SIGNAL => return Ok(Stop::Signal),
                     TIMER => self.drain_timer(),
+                    port if port >= KERNEL => self.read_kernel((port - KERNEL) as u32, now),
                     host => self.read_host(host as u32, now),
                 }
             }
+            self.write_kernel();
             if now >= limit {
                 return Ok(Stop::TimeLimit);
+            }
+        }
+    }
+
+    /// Hand the packets bound for kernel queues to their devices.
+    fn write_kernel(&mut self) {
+        let mut outbox = std::mem::take(&mut self.network.kernel.outbox);
+        for (port, packet) in outbox.drain(..) {
+            if !self.kernel[port as usize].0.write(&packet.data) {
+                self.write_failures += 1;
+            }
+            self.network.recycle(packet.data);
+        }
+        self.network.kernel.outbox = outbox;
+    }
+
+    /// Read what the kernel released from port `port`.
+    fn read_kernel(&mut self, port: u32, now: Time) {
+        for _ in 0..READ_BATCH {
+            let mut buf = self.network.buffer();
+            match self.kernel[port as usize].1.read_into(&mut buf) {
+                Ok(true) => self.network.from_kernel(port, buf, now),
+                Ok(false) => return self.network.recycle(buf),
+                Err(_) => {
+                    self.read_failures += 1;
+                    return self.network.recycle(buf);
+                }
             }
         }
     }

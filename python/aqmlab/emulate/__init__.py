@@ -24,10 +24,18 @@ if TYPE_CHECKING:
 MAX_DURATION_S = 600.0
 
 
-def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path | None = None, seed: int | None = None) -> "Results":
+def emulate(
+    scenario: "Scenario | str | Path | dict[str, Any]",
+    out: str | Path | None = None,
+    seed: int | None = None,
+    baseline: str | None = None,
+    shaper: str = "tbf",
+) -> "Results":
     """Run ``scenario`` on the emulator; with ``out``, the router's and iperf3's own
     files are kept in ``out/emulator/`` (the results are written by the caller,
-    :meth:`Results.write`)."""
+    :meth:`Results.write`). ``baseline="kernel"`` queues and shapes the monitored
+    links (a dumbbell's bottleneck) with the kernel's ``tc`` instead: ``shaper``
+    ``"tbf"`` or ``"htb"`` over ``pfifo``/``bfifo`` (:mod:`.kernel`)."""
     import polars as pl
 
     from ..errors import UserError
@@ -37,6 +45,10 @@ def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path 
     from . import collect, netns, support
     from .session import Session, check_machine, signals_raise, workdir
 
+    if baseline not in (None, "kernel"):
+        raise UserError(f'"kernel" or none, got {baseline!r}', "--baseline")
+    if shaper not in ("tbf", "htb"):
+        raise UserError(f'"tbf" or "htb", got {shaper!r}', "--shaper")
     s = Scenario.coerce(scenario, seed)
     support.check(s)
     resolved = s.resolve()
@@ -45,7 +57,8 @@ def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path 
     check_machine()
     netns.remove_stale()
     wall = time.perf_counter()
-    with signals_raise(), Session(s, resolved, workdir(out)) as session:
+    session = Session(s, resolved, workdir(out), baseline, shaper)
+    with signals_raise(), session:
         session.start_router()
         session.start_servers()
         session.run_traffic()
@@ -55,7 +68,7 @@ def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path 
     nodes = NameList.from_contract(resolved["nodes"])
     clock = collect.Clock(report, t0_ns, resolved)
     flows = collect.flows_frame(report, session.plans, apps, session.addr, nodes, clock)
-    queues = collect.queues_frame(report, nodes, clock)
+    queues = collect.queues_frame(report, nodes, clock, session.kernel_stats)
     raw = {
         "summary": collect.summary(resolved, flows, queues, report),
         "flows": flows,
@@ -63,4 +76,6 @@ def emulate(scenario: "Scenario | str | Path | dict[str, Any]", out: str | Path 
         "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock),
         "histograms": pl.DataFrame(schema={"link": pl.String, "bin_low_s": pl.Float64, "bin_high_s": pl.Float64, "count": pl.Int64}),
     }
+    if baseline:
+        raw["summary"]["baseline"] = f"kernel:{shaper}"
     return Results(raw, resolved, s, collect.timing(report, time.perf_counter() - wall))

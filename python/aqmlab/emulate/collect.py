@@ -126,10 +126,16 @@ def flows_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], apps: dic
     return pl.DataFrame(rows, schema=_FLOW_SCHEMA)
 
 
-def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock) -> pl.DataFrame:
+def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock,
+                 kernel: dict[str, dict[str, Any]] | None = None) -> pl.DataFrame:
+    """One row per link; a link queued by the kernel (the kernel baseline) has the
+    kernel qdisc's drops and backlog (``tc -s``), and no per-window drops or peak."""
     window = clock.window()
     rows = []
     for link in report["links"]:
+        if link.get("kernel") is not None:
+            rows.append(_kernel_queue(link, nodes, clock, (kernel or {}).get(link["name"], {})))
+            continue
         drops = link["drops"]
         samples = link["samples"]
         w_arrivals = w_drops = None
@@ -155,6 +161,33 @@ def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock) -> pl.Da
     return pl.DataFrame(rows, schema=_QUEUE_SCHEMA)
 
 
+def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters: dict[str, Any]) -> dict[str, Any]:
+    """A kernel-queued link: the router's counts of what went in and came out, the
+    qdisc's drops at the end of the warm-up and of the run (``tc -s``)."""
+    tc, early = counters.get("at_end", {}), counters.get("at_warmup", {})
+    window = clock.window()
+    samples = link["samples"]
+    utilization = w_arrivals = None
+    if window is not None and samples:
+        a, b = window
+        w_arrivals = samples[b][3] - samples[a][3]
+        utilization = (samples[b][2] - samples[a][2]) * 8 / (link["rate_bps"] * (clock.times[b] - clock.times[a]))
+    drops = tc.get("drops")
+    w_drops = drops - early["drops"] if drops is not None and early.get("drops") is not None else None
+    sojourn = link["sojourn"]
+    return {
+        "link": link["name"], "from": nodes[link["from"]], "to": nodes[link["to"]],
+        "qdisc": f"kernel:{tc.get('kind', '?')}", "rate_bps": link["rate_bps"], "delay_s": link["delay_ns"] / 1e9,
+        "monitored": link["monitor"], "arrivals": link["arrivals"], "departures": link["departures"],
+        "drops": drops, "drops_overflow": drops, "drops_early": 0, "drops_push_out": 0, "drops_policy": 0,
+        "buffered_drop_bytes": None, "marks": 0, "arrival_bytes": link["arrival_bytes"],
+        "departure_bytes": link["departure_bytes"], "backlog_packets": tc.get("backlog_packets"), "peak_packets": None,
+        "window_arrivals": w_arrivals, "window_drops": w_drops, "utilization": utilization,
+        "loss_rate": w_drops / w_arrivals if w_drops is not None and w_arrivals else None,
+        "mean_delay_s": sojourn["mean_s"], "p50_delay_s": sojourn["p50_s"], "p99_delay_s": sojourn["p99_s"],
+    }
+
+
 def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock) -> pl.DataFrame:
     """Queue length and utilization of the monitored links, and every flow's throughput
     (the simulator's metrics of the same names), at the router's samples."""
@@ -172,6 +205,8 @@ def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr
         dt = np.diff(clock.times[keep[0] - 1 : keep[-1] + 1]) if keep[0] > 0 else np.diff(np.r_[0.0, t])
         for link in report["links"]:
             if not link["monitor"]:
+                continue
+            if link.get("kernel") is not None:  # the kernel's queue is not sampled
                 continue
             s = np.asarray(link["samples"], dtype=np.float64)
             add("queue_packets", link["name"], t, s[keep, 0])

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from ..errors import UserError
 from ..names import NameList
-from . import netns, traffic
+from . import kernel, netns, traffic
 from .support import hosts_of
 
 #: Seconds the router may take to create its devices.
@@ -106,8 +106,14 @@ def signals_raise() -> Iterator[None]:
 class Session:
     """The processes and namespaces of one run (a context manager that removes them)."""
 
-    def __init__(self, scenario: Any, resolved: dict[str, Any], workdir: Path) -> None:
+    def __init__(self, scenario: Any, resolved: dict[str, Any], workdir: Path, baseline: str | None = None,
+                 shaper: str = "tbf") -> None:
         self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
+        self.shaper = shaper
+        #: Per kernel port: the monitored link it carries, and its kernel FIFO.
+        self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
+        self.kernel_ns = ""
+        self.kernel_stats: dict[str, dict[str, Any]] = {}
         self.host_nodes = hosts_of(resolved)
         self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
         self.plans = traffic.plan(scenario, resolved, self.addr)
@@ -123,10 +129,26 @@ class Session:
 
     # -- set-up ----------------------------------------------------------------
 
+    def link_names(self) -> list[str]:
+        return list(NameList.from_contract(self.resolved["links"]["names"]))
+
+    def kernel_fifos(self) -> dict[int, tuple[int, list[str]]]:
+        """For the kernel baseline: port -> (the monitored link, its kernel FIFO)."""
+        links, names = self.resolved["links"], self.link_names()
+        out = {}
+        for i in range(len(links["from"])):
+            if bool(links["monitor"][i]):
+                field = f"topology.{names[i]}.qdisc.kind"
+                out[len(out)] = (i, kernel.fifo(links["qdiscs"][int(links["qdisc"][i])], field))
+        if not out:
+            raise UserError("the kernel baseline replaces the monitored links' queues; this network has none", "--baseline")
+        return out
+
     def router_config(self) -> dict[str, Any]:
         r = self.resolved
         links = r["links"]
-        names = list(NameList.from_contract(links["names"]))
+        names = self.link_names()
+        port_of = {link: port for port, (link, _) in self.kernel_links.items()}
         return {
             "seed": int(r["seed"]),
             "sample_interval_ns": int(r["sample_interval_ns"]),
@@ -146,9 +168,11 @@ class Session:
                     "delay_ns": int(links["delay_ns"][i]),
                     "qdisc": links["qdiscs"][int(links["qdisc"][i])],
                     "monitor": bool(links["monitor"][i]),
+                    **({"kernel": port_of[i]} if i in port_of else {}),
                 }
                 for i in range(len(links["from"]))
             ],
+            "kernel_ports": [{"into": f"ki{p}", "from": f"ko{p}"} for p in sorted(self.kernel_links)],
         }
 
     def mtu(self) -> int:
@@ -170,6 +194,25 @@ class Session:
             raise UserError(f"the router did not start: {err or 'no message'}", "aqmlab-router")
         for k, node in enumerate(self.host_nodes):
             self.attach_host(f"h{k}", node, self.mtu())
+        if self.kernel_links:
+            self.attach_kernel()
+
+    def attach_kernel(self) -> None:
+        """Move the kernel ports' devices into a namespace of their own, forwarding
+        through the kernel's qdiscs."""
+        self.kernel_ns = self.spaces.create("kernel")
+        rates = self.resolved["links"]["rate_bps"]
+        for port, (link, fifo) in self.kernel_links.items():
+            into, out = f"ki{port}", f"ko{port}"
+            for device in (into, out):
+                netns.ip("link", "set", device, "netns", self.kernel_ns, namespace=self.router_ns)
+            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), fifo, self.shaper)
+            kernel.configure(self.kernel_ns, into, out, commands, str(SUBNET), self.mtu())
+
+    def read_kernel_stats(self, when: str = "at_end") -> None:
+        names = self.link_names()
+        for port, (link, _) in self.kernel_links.items():
+            self.kernel_stats.setdefault(names[link], {})[when] = kernel.stats(self.kernel_ns, f"ko{port}")
 
     def attach_host(self, device: str, node: int, mtu: int) -> None:
         ns = self.host_ns[node]
@@ -203,6 +246,8 @@ class Session:
         """Start and stop the clients on the run's clock, until the end of the run."""
         duration = int(self.resolved["duration_ns"])
         events: list[tuple[int, int, str]] = []
+        if self.kernel_links:  # the kernel's counters at the end of the warm-up
+            events.append((int(self.resolved["warmup_ns"]), -1, "warmup"))
         for p in self.plans:
             events.append((p.start_ns, p.index, "start"))
             if p.stop_ns is not None and p.stop_ns < duration:
@@ -212,7 +257,9 @@ class Session:
         self.t0 = self.t0_ns / 1e9
         for at, index, what in events:
             self.sleep_until(at)
-            if what == "start":
+            if what == "warmup":
+                self.read_kernel_stats("at_warmup")
+            elif what == "start":
                 p = self.plans[index]
                 out = open(self.workdir / f"client{index}.json", "wb")
                 err = open(self.workdir / f"client{index}.err", "wb")
@@ -230,6 +277,7 @@ class Session:
                 c.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 c.kill()
+        self.read_kernel_stats()
         self.stop_router()
 
     def sleep_until(self, at_ns: int) -> None:
