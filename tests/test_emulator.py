@@ -77,13 +77,16 @@ def emulate():
 
 @needs_machine
 def test_a_tcp_flow_through_droptail_fills_the_link(emulate, tmp_path):
-    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}]), tmp_path)
+    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp", "trace_cwnd": True}]), tmp_path)
     rate = 4e6 * (1500 - 52) / 1500  # the link's payload rate (IPv4, TCP, timestamps)
     flow = res.flows.row(0, named=True)
     assert 0.9 * rate < flow["throughput_bps"] <= 1.005 * rate
     assert res.summary["bottleneck_utilization"] > 0.95
     assert res.summary["bottleneck_utilization"] <= 1.001
     assert res.queues.filter(res.queues["link"] == "bottleneck")["peak_packets"][0] <= 30
+    # The kernel's window, every 0.1 s: above the path's BDP (22 ms at 4 Mb/s: 7 packets) when the link is full.
+    cwnd = res.metric("cwnd", "0")
+    assert len(cwnd) >= 20 and cwnd["value"].max() > 7
     res.write(tmp_path / "out")
     for name in ("summary.json", "flows.parquet", "queues.parquet", "timeseries.parquet"):
         assert (tmp_path / "out" / name).exists()

@@ -73,7 +73,7 @@ def emulate(
         "summary": collect.summary(resolved, flows, queues, report),
         "flows": flows,
         "queues": queues,
-        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock),
+        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock, apps),
         "histograms": pl.DataFrame(schema={"link": pl.String, "bin_low_s": pl.Float64, "bin_high_s": pl.Float64, "count": pl.Int64}),
     }
     if baseline:

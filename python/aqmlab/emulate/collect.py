@@ -188,9 +188,12 @@ def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters:
     }
 
 
-def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock) -> pl.DataFrame:
+def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock,
+                     apps: dict[int, dict[str, Any]] | None = None) -> pl.DataFrame:
     """Queue length and utilization of the monitored links, and every flow's throughput
-    (the simulator's metrics of the same names), at the router's samples."""
+    (the simulator's metrics of the same names), at the router's samples; the kernel's
+    congestion window (``cwnd``, in packets of the flow's payload) of the flows that ask
+    for it, at iperf3's intervals."""
     keep = np.flatnonzero(clock.in_run())
     times, metrics, entities, values = [], [], [], []
 
@@ -218,6 +221,13 @@ def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr
             tuples = _flow_tuples(report, p, addr)
             payload = np.array([_payload(tuples, int(i), header) for i in range(len(clock.times))], dtype=np.float64)
             add("throughput_bps", str(p.index), t, np.diff(payload, prepend=0.0)[keep] * 8 / dt)
+    for p in plans:
+        series = (apps or {}).get(p.index, {}).get("cwnd_series") if p.trace_cwnd else None
+        if series:
+            t = np.array([p.start_ns / 1e9 + end for end, _ in series])
+            keep_t = t <= clock.duration
+            v = np.array([b for _, b in series], dtype=np.float64) / (p.packet_size - TCP_WIRE_HEADERS)
+            add("cwnd", str(p.index), t[keep_t], v[keep_t])
     if not times:
         return pl.DataFrame(schema={"time_s": pl.Float64, "metric": pl.String, "entity": pl.String, "value": pl.Float64})
     return pl.DataFrame({

@@ -23,7 +23,7 @@ KERNEL_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic"
 #: Fields honoured, per table; every other field the user wrote is refused.
 _TOP = {"name", "description", "seed", "duration", "warmup", "sample_interval", "tcp", "topology", "flows"}
 _TCP = {"variant", "packet_size", "header_size", "ecn", "receiver_window", "min_rto", "initial_window"}
-_TCP_FLOW = {"kind", "group", "count", "src", "dst", "start", "size", "stop", "tcp"}
+_TCP_FLOW = {"kind", "group", "count", "src", "dst", "start", "size", "stop", "tcp", "trace_cwnd"}
 _UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "header_size", "start", "stop", "tagged"}
 
 _WHY = {
@@ -31,7 +31,6 @@ _WHY = {
     "ties": "real time has no ties to order",
     "path": "the router routes by shortest propagation delay",
     "off_time": "iperf3 runs one transfer per flow",
-    "trace_cwnd": "the kernel's window is not sampled",
     "model": 'only "cbr" (iperf3 -u)',
     "jitter": "iperf3 paces without jitter",
     "variant": f"the kernel has {', '.join(sorted(set(KERNEL_CC)))} (as reno or cubic)",

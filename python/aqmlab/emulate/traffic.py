@@ -47,6 +47,8 @@ class FlowPlan:
     ecn: bool = False
     #: Route options of the sender's host (ip route ... rto_min, initcwnd), where set.
     route: dict[str, str] = field(default_factory=dict)
+    #: Whether the scenario asks for the flow's congestion window over time.
+    trace_cwnd: bool = False
 
 
 def _explicit(scenario: Any, group: int, name: str) -> bool:
@@ -82,7 +84,10 @@ def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str]) -> list[
         if p.start_ns >= duration:
             raise UserError("starts after the end of the run", f"flows[{gi}].start")
         server = ["iperf3", "-s", "-1", "-p", str(p.port), "-B", addr[p.dst], "-J"]
-        client = ["iperf3", "-c", addr[p.dst], "-p", str(p.port), "-B", addr[p.src], "-J", "-i", "1"]
+        p.trace_cwnd = bool(g.get("trace_cwnd"))
+        # iperf3 reports the kernel's window every interval (0.1 s at the finest).
+        interval = max(0.1, int(resolved["sample_interval_ns"]) / 1e9) if p.trace_cwnd else 1.0
+        client = ["iperf3", "-c", addr[p.dst], "-p", str(p.port), "-B", addr[p.src], "-J", "-i", f"{interval:g}"]
         client += ["--connect-timeout", "3000"]
         if p.kind == "tcp":
             profile = resolved["tcp_profiles"][g["profile"]]
@@ -145,8 +150,9 @@ def client_report(text: str) -> dict[str, Any]:
         out["retransmissions"] = sum(int(s.get("retransmits", 0)) for s in streams)
         rtts = [s["rtt"] for s in streams if s.get("rtt")]
         out["rtt_min_s"] = min(rtts) / 1e6 if rtts else None
-        cwnd = [s["snd_cwnd"] for s in streams if "snd_cwnd" in s]
-        out["final_cwnd_bytes"] = cwnd[-1] if cwnd else None
+        cwnd = [(i["sum"]["end"], s["snd_cwnd"]) for i in intervals for s in i.get("streams", []) if "snd_cwnd" in s]
+        out["final_cwnd_bytes"] = cwnd[-1][1] if cwnd else None
+        out["cwnd_series"] = cwnd
     end = data.get("end") or {}
     for stream in end.get("streams", []):
         sender = stream.get("sender") or {}
