@@ -133,7 +133,8 @@ def test_red_with_ecn_marks_ce_and_the_flow_keeps_its_rate(emulate, tmp_path):
 
 @needs_machine
 def test_the_rtt_is_the_configured_propagation_delay(emulate, tmp_path):
-    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "udp", "rate": "100kbps", "packet_size": "200B"}, {"kind": "tcp", "size": "20kB"}]), tmp_path)
+    udp = {"kind": "udp", "rate": "100kbps", "packet_size": "200B", "jitter": 0.5, "tagged": True}
+    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [udp, {"kind": "tcp", "size": "20kB"}]), tmp_path)
     # Two ways over 1 ms + 10 ms + 0 ms, plus serialization of a 1500-byte packet at 4 Mb/s and 100 Mb/s.
     propagation = 2 * 0.011
     tcp = res.flows.filter(res.flows["kind"] == "tcp").row(0, named=True)
@@ -143,6 +144,10 @@ def test_the_rtt_is_the_configured_propagation_delay(emulate, tmp_path):
     one_way = 0.011 + 200 * 8 * (2 / 100e6 + 1 / 4e6)
     assert 0.011 < udp["delay_min_s"] <= one_way
     assert udp["delay_mean_s"] < one_way + 0.001
+    # aqmlab-udp's CBR: 100 kb/s of 200-byte packets for 3 s, its gaps jittered by half.
+    assert udp["packets_sent"] == pytest.approx(3 * 100e3 / (200 * 8), rel=0.03)
+    # The router's RFC 3550 jitter: what the network added (a 20 kB TCP transfer crossed it).
+    assert 0 <= udp["jitter_s"] < 0.005
     # The router kept its schedule: packets left it within a millisecond of it at the median.
     assert res.timing["router_lateness_p50_s"] < 1e-3
 
@@ -153,8 +158,7 @@ def test_fields_the_emulator_cannot_honour_are_refused_by_name(tmp_path):
 
     cases = {
         "ties": {"ties": "numbered"},
-        "flows[0].model": {"flows": [{"kind": "udp", "rate": "1Mbps", "model": "poisson"}]},
-        "flows[0].jitter": {"flows": [{"kind": "udp", "rate": "1Mbps", "jitter": 0.1}]},
+        "flows[0].model": {"flows": [{"kind": "udp", "rate": "1Mbps", "model": "onoff", "on": "1s", "off": "1s"}]},
         "tcp.delayed_ack": {"tcp": {"packet_size": "1500B", "delayed_ack": True}},
         "tcp.variant": {"tcp": {"variant": "tahoe"}},
         "flows[0].tcp.dupack_threshold": {"flows": [{"kind": "tcp", "tcp": {"dupack_threshold": 4}}]},

@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 
+use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Backlog, Dropped, Qdisc, QdiscCounters, QdiscSpec, Time, Verdicts};
 
 use crate::measure::Histogram;
@@ -48,7 +49,7 @@ pub struct Link {
     carry: u128,
     wire: VecDeque<(Time, RealPacket)>,
     loss: f64,
-    rng: u64,
+    rng: Rng,
     /// Packets and bytes lost on the wire.
     pub lost: u64,
     pub lost_bytes: u64,
@@ -81,7 +82,7 @@ impl Link {
             carry: 0,
             wire: VecDeque::new(),
             loss,
-            rng: seed ^ 0x9e37_79b9_7f4a_7c15,
+            rng: Rng::stream(seed, 0x1055),
             lost: 0,
             lost_bytes: 0,
             sojourn: Histogram::default(),
@@ -126,7 +127,7 @@ impl Link {
         dropped: &mut impl FnMut(Dropped<RealPacket>),
     ) -> Option<RealPacket> {
         let (_, packet) = self.sending.take().expect("a packet was being sent");
-        let lost = self.loss > 0.0 && self.uniform() < self.loss;
+        let lost = self.loss > 0.0 && self.rng.chance(self.loss);
         let lost = if lost {
             self.lost += 1;
             self.lost_bytes += packet.data.len() as u64;
@@ -180,14 +181,5 @@ impl Link {
             self.carry = bits % rate;
             self.sending = Some((now + (bits / rate) as Time, packet));
         }
-    }
-
-    /// A uniform draw in [0, 1) from the link's own stream (SplitMix64).
-    fn uniform(&mut self) -> f64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -115,6 +115,10 @@ pub struct FlowStats {
     pub marked: u64,
     /// Time from entering the router to leaving it.
     pub transit: Histogram,
+    /// Interarrival jitter of RFC 3550 (section 6.4.1) over the transit
+    /// times, in nanoseconds: what the network added to the source's spacing.
+    pub jitter_ns: f64,
+    last_transit: Option<Time>,
     /// The sample at which `delivered_series` starts.
     pub first_sample: usize,
     /// Bytes and packets delivered so far, at each sample.
@@ -134,9 +138,21 @@ impl FlowStats {
             lost: 0,
             marked: 0,
             transit: Histogram::default(),
+            jitter_ns: 0.0,
+            last_transit: None,
             first_sample,
             delivered_series: Vec::new(),
         }
+    }
+
+    /// A packet delivered after `transit` nanoseconds in the router.
+    pub fn count_transit(&mut self, transit: Time) {
+        self.transit.record(transit);
+        if let Some(last) = self.last_transit {
+            let d = (transit as f64 - last as f64).abs();
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.last_transit = Some(transit);
     }
 
     pub fn count_drop(&mut self, reason: DropReason) {

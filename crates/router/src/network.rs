@@ -254,7 +254,7 @@ impl Network {
             stats.delivered += 1;
             stats.delivered_bytes += packet.data.len() as u64;
             stats.marked += (packet.ecn() == Ecn::Ce) as u64;
-            stats.transit.record(at - packet.entered);
+            stats.count_transit(at - packet.entered);
             self.lateness.record(now.saturating_sub(at));
             self.early += (at > now) as u64;
             deliver(packet.dst_host, &packet.data);
@@ -391,7 +391,7 @@ fn flow_report(f: &FlowStats) -> Value {
         "arrivals": f.arrivals, "arrival_bytes": f.arrival_bytes,
         "delivered": f.delivered, "delivered_bytes": f.delivered_bytes,
         "drops": f.drops, "lost": f.lost, "marked": f.marked,
-        "transit": f.transit.summary(),
+        "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9,
         "first_sample": f.first_sample, "delivered_series": f.delivered_series,
     })
 }

@@ -11,6 +11,7 @@
 //! - ECN: the two low bits of the TOS byte (RFC 3168, section 5); a mark sets
 //!   CE and rewrites the header checksum (RFC 1624's incremental update).
 
+use aqmlab_qdisc::rng::mix;
 use aqmlab_qdisc::{Ecn, Packet, Time, TrafficClass};
 use serde::Deserialize;
 
@@ -47,21 +48,14 @@ impl FiveTuple {
     pub fn key(&self, mode: FlowKeyMode) -> u64 {
         let addresses = ((self.src as u64) << 32) | self.dst as u64;
         match mode {
-            FlowKeyMode::HostPair => mix(addresses),
+            FlowKeyMode::HostPair => mix(addresses, 0),
             FlowKeyMode::FiveTuple => {
                 let rest =
                     ((self.proto as u64) << 32) | ((self.sport as u64) << 16) | self.dport as u64;
-                mix(addresses ^ mix(rest))
+                mix(addresses, rest)
             }
         }
     }
-}
-
-/// SplitMix64's finalizer: a bijection that spreads every input bit.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Why a buffer read from a TUN device is not a packet the router forwards.

@@ -121,7 +121,8 @@ def flows_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], apps: dic
             "delay_min_s": min((t["min_s"] for t in transit), default=None),
             "delay_mean_s": (data["transit"]["mean_s"] if data and data["transit"]["count"] else None),
             "delay_max_s": max((t["max_s"] for t in transit), default=None),
-            "jitter_s": app.get("jitter_s"), "packets_reordered": app.get("packets_reordered"), "queues": None,
+            "jitter_s": data["jitter_s"] if data and p.kind == "udp" else None,
+            "packets_reordered": None, "queues": None,
         })
     return pl.DataFrame(rows, schema=_FLOW_SCHEMA)
 

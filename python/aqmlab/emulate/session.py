@@ -56,19 +56,23 @@ def spawn(cmd: list[str], **kwargs: Any) -> "subprocess.Popen[Any]":
     return subprocess.Popen(cmd, preexec_fn=_die_with_parent, **kwargs)
 
 
-def router_binary() -> str:
-    """The router's executable: $AQMLAB_ROUTER, the repository's build, or the PATH."""
-    candidates = [os.environ.get("AQMLAB_ROUTER")]
+def binary(name: str, env: str) -> str:
+    """One of the emulator's executables: $``env``, the repository's build, or the PATH."""
     repo = Path(__file__).resolve().parents[3]
-    candidates += [str(repo / "target" / "release" / "aqmlab-router"), shutil.which("aqmlab-router")]
-    for c in candidates:
+    for c in (os.environ.get(env), str(repo / "target" / "release" / name), shutil.which(name)):
         if c and os.access(c, os.X_OK):
             return c
     raise UserError(
-        "the router is not built: run `cargo build --release -p aqmlab-router` (or `make build`), "
-        "or set AQMLAB_ROUTER to its path",
-        "aqmlab-router",
+        f"not built: run `cargo build --release -p aqmlab-router` (or `make build`), or set {env} to its path", name
     )
+
+
+def router_binary() -> str:
+    return binary("aqmlab-router", "AQMLAB_ROUTER")
+
+
+def udp_binary() -> str:
+    return binary("aqmlab-udp", "AQMLAB_UDP")
 
 
 def check_machine() -> None:
@@ -116,7 +120,7 @@ class Session:
         self.kernel_stats: dict[str, dict[str, Any]] = {}
         self.host_nodes = hosts_of(resolved)
         self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
-        self.plans = traffic.plan(scenario, resolved, self.addr)
+        self.plans = traffic.plan(scenario, resolved, self.addr, udp_binary())
         self.settings = traffic.host_settings(self.plans, scenario)
         self.spaces = netns.Namespaces()
         self.router: subprocess.Popen[str] | None = None

@@ -24,15 +24,15 @@ KERNEL_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic"
 _TOP = {"name", "description", "seed", "duration", "warmup", "sample_interval", "tcp", "topology", "flows"}
 _TCP = {"variant", "packet_size", "header_size", "ecn", "receiver_window", "min_rto", "initial_window"}
 _TCP_FLOW = {"kind", "group", "count", "src", "dst", "start", "size", "stop", "tcp", "trace_cwnd"}
-_UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "header_size", "start", "stop", "tagged"}
+_UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "header_size", "start", "stop", "tagged",
+             "model", "jitter"}
 
 _WHY = {
     "trace": "the router keeps counters and samples, not packet traces",
     "ties": "real time has no ties to order",
     "path": "the router routes by shortest propagation delay",
     "off_time": "iperf3 runs one transfer per flow",
-    "model": 'only "cbr" (iperf3 -u)',
-    "jitter": "iperf3 paces without jitter",
+    "model": '"cbr" or "poisson" (aqmlab-udp)',
     "variant": f"the kernel has {', '.join(sorted(set(KERNEL_CC)))} (as reno or cubic)",
 }
 
@@ -79,11 +79,9 @@ def check(scenario: Any) -> None:
             _check_set(flow, _TCP_FLOW, where)
             _check_tcp(flow.tcp, where + "tcp.")
         elif flow.kind == "udp":
-            _check_set(flow, _UDP_FLOW, where)
-            if flow.model != "cbr":
+            if flow.model not in ("cbr", "poisson"):
                 raise _refuse(where + "model", "model")
-            if flow.jitter:
-                raise _refuse(where + "jitter", "jitter")
+            _check_set(flow, _UDP_FLOW, where)
             if flow.header_size not in (None, "28B"):
                 raise UserError("the emulator's UDP packets carry IPv4 and UDP headers: 28B", where + "header_size")
         else:

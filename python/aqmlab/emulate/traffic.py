@@ -1,12 +1,13 @@
-"""The applications of an emulated run: one iperf3 client and server per flow.
+"""The applications of an emulated run: a client and a server per flow.
 
 TCP flows run the kernel's congestion control named by the scenario's variant
 (``-C``), with the scenario's packet size as MSS (``-M``: packet size less 40 bytes of
 IPv4 and TCP headers; Linux puts its 12 bytes of timestamps inside it) and, when the
 scenario sets one, its receiver window as the socket buffer (``-w``). UDP flows are
-iperf3's constant-rate UDP (``-u -b``; iperf3 counts payload, so the wire rate is
-scaled by payload / packet size), paced every 100 us, tagged multimedia with TOS 0xb8
-(DSCP EF), which the router reads as the tag.
+iperf3's constant-rate UDP UDP flows are aqmlab's own source (``aqmlab-udp send``,
+crates/router/src/bin/aqmlab-udp.rs): the simulator's CBR with its send-time jitter,
+or Poisson, each packet at its own instant, tagged multimedia with TOS 0xb8 (DSCP EF),
+which the router reads as the tag; ``aqmlab-udp recv`` takes them at the destination.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _explicit(scenario: Any, group: int, name: str) -> bool:
     return (flow_tcp is not None and name in asked(flow_tcp)) or name in asked(scenario.tcp)
 
 
-def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str]) -> list[FlowPlan]:
+def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str], udp: str = "aqmlab-udp") -> list[FlowPlan]:
     """One plan per flow of the resolved scenario."""
     flows, groups = resolved["flows"], resolved["flows"]["groups"]
     duration = int(resolved["duration_ns"])
@@ -104,13 +105,16 @@ def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str]) -> list[
                 p.route["initcwnd"] = str(int(profile["initial_window"]))
         else:
             p.packet_size, p.header_size = int(g["packet_size"]), IPV4_UDP_HEADERS
-            payload = p.packet_size - IPV4_UDP_HEADERS
-            if payload < 16:
-                raise UserError("iperf3 needs at least 44B (16 bytes of payload)", f"flows[{gi}].packet_size")
-            rate = int(g["source"]["rate_bps"]) * payload // p.packet_size
-            client += ["-u", "-b", str(rate), "-l", str(payload), "--pacing-timer", "100"]
-            if g.get("tagged"):
-                client += ["--tos", str(TAG_TOS)]
+            source = g["source"]
+            tos = TAG_TOS if g.get("tagged") else 0
+            seed = (int(resolved["seed"]) * 1_000_003 + j) % 2**63
+            client = [udp, "send", addr[p.src], f"{addr[p.dst]}:{p.port}", str(int(source["rate_bps"])),
+                      str(p.packet_size), repr(float(source.get("jitter", 0.0))), str(tos), str(seed)]
+            client += ["poisson"] if source["model"] == "poisson" else []
+            server = [udp, "recv", f"{addr[p.dst]}:{p.port}"]
+            p.client, p.server = client, server
+            plans.append(p)
+            continue
         if p.size_bytes is None:
             # Longer than the run: the run stops the client (SIGINT) at its end or stop time.
             client += ["-t", str(math.ceil(duration / 1e9) + 2)]
