@@ -56,7 +56,7 @@ def rate() -> None:
         res = emulate(dumbbell("1Gbps", "1ms", {"kind": "droptail", "limit": "1000pkt"}, flows))
         f = res.flows.row(0, named=True)
         sent = f["bytes_sent"] * 8 / 4 / 1e6
-        print(f"| 1 UDP flow, 1500 B | {mbps} (sent {sent:.0f}) | {f["throughput_bps"] / 1e6 * 1500 / 1472:.1f} | {cost(res)} |")
+        print(f"| 1 UDP flow, 1500 B | {mbps} (sent {sent:.0f}) | {f['throughput_bps'] / 1e6 * 1500 / 1472:.1f} | {cost(res)} |")
     for n in (1, 4):
         flows = [{"kind": "tcp", "count": n, "src": [f"s{i}" for i in range(n)], "dst": [f"d{i}" for i in range(n)]}]
         res = emulate(dumbbell("1Gbps", "1ms", {"kind": "droptail", "limit": "1000pkt"}, flows, senders=n))

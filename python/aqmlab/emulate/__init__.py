@@ -12,6 +12,7 @@ aqmlab-router``). Runs take the scenario's duration in real time, plus about a s
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,14 +58,19 @@ def emulate(
     check_machine()
     netns.remove_stale()
     wall = time.perf_counter()
-    session = Session(s, resolved, workdir(out), baseline, shaper)
-    with signals_raise(), session:
-        session.start_router()
-        session.start_servers()
-        session.run_traffic()
-        report = session.report()
-        apps = session.client_reports()
-        t0_ns = session.t0_ns
+    files = workdir(out)
+    try:
+        session = Session(s, resolved, files, baseline, shaper)
+        with signals_raise(), session:
+            session.start_router()
+            session.start_servers()
+            session.run_traffic()
+            report = session.report()
+            apps = session.client_reports()
+            t0_ns = session.t0_ns
+    finally:
+        if out is None:  # a temporary directory: the measurements are read, the files go
+            shutil.rmtree(files, ignore_errors=True)
     nodes = NameList.from_contract(resolved["nodes"])
     clock = collect.Clock(report, t0_ns, resolved)
     flows = collect.flows_frame(report, session.plans, apps, session.addr, nodes, clock)
