@@ -306,3 +306,13 @@ def test_the_kernel_baseline_refuses_a_discipline_it_cannot_map(tmp_path):
     with pytest.raises(UserError) as e:
         run(scenario({"kind": "sfq"}, [{"kind": "tcp"}]), tmp_path, baseline="kernel")
     assert e.value.field == "topology.bottleneck.qdisc.kind"
+
+
+def test_unknown_emulator_options_are_refused_by_name(tmp_path):
+    from aqmlab.emulate import emulate as run
+
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}])
+    for kwargs, field in (({"flow_key": "ports"}, "--flow-key"), ({"baseline": "bsd"}, "--baseline"), ({"shaper": "cbq"}, "--shaper")):
+        with pytest.raises(UserError) as e:
+            run(s, tmp_path, **kwargs)
+        assert e.value.field == field

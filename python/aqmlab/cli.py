@@ -1,7 +1,8 @@
 """The ``aqmlab`` command line.
 
     aqmlab run SCENARIO|RESULTS_DIR|resolved.json [--out DIR] [--plot] [--seed N] [--engine fast|reference] [--quiet]
-    aqmlab emulate SCENARIO [--out DIR] [--plot] [--seed N] [--baseline kernel [--shaper tbf|htb]] [--quiet]
+    aqmlab emulate SCENARIO [--out DIR] [--plot] [--seed N] [--baseline kernel [--shaper tbf|htb]]
+                   [--flow-key five_tuple|host_pair] [--quiet]
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
                  [--workers N] [--store DIR] [--out DIR] [--engine sim|emulator] [--quiet]
@@ -247,6 +248,7 @@ def emulate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the line saying where the results are."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help='"kernel": the monitored links queued and shaped by Linux\'s tc (pfifo/bfifo behind tbf or htb) instead of aqmlab\'s disciplines.'),
     shaper: str = typer.Option("tbf", "--shaper", help='With --baseline kernel: "tbf" or "htb".'),
+    flow_key: str = typer.Option("five_tuple", "--flow-key", help='What a flow is to the disciplines: "five_tuple" or "host_pair" (seed 004\'s DCBT option).'),
 ) -> None:
     """Run a scenario on the emulator (real Linux TCP and UDP through aqmlab's router, as root) and write the
     simulator's result files."""
@@ -257,7 +259,7 @@ def emulate(
         raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
     s = Scenario.coerce(scenario, seed)
     directory = Path(out) if out is not None else Path("results") / f"{s.name}-emulated"
-    res = run_emulated(s, directory, baseline=baseline, shaper=shaper)
+    res = run_emulated(s, directory, baseline=baseline, shaper=shaper, flow_key=flow_key)
     res.write(directory)
     plots: list[Path] = []
     if plot:

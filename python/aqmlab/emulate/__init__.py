@@ -31,12 +31,15 @@ def emulate(
     seed: int | None = None,
     baseline: str | None = None,
     shaper: str = "tbf",
+    flow_key: str = "five_tuple",
 ) -> "Results":
     """Run ``scenario`` on the emulator; with ``out``, the router's and iperf3's own
     files are kept in ``out/emulator/`` (the results are written by the caller,
     :meth:`Results.write`). ``baseline="kernel"`` queues and shapes the monitored
     links (a dumbbell's bottleneck) with the kernel's ``tc`` instead: ``shaper``
-    ``"tbf"`` or ``"htb"`` over ``pfifo``/``bfifo`` (:mod:`.kernel`)."""
+    ``"tbf"`` or ``"htb"`` over ``pfifo``/``bfifo`` (:mod:`.kernel`). ``flow_key``: what
+    a flow is to the disciplines, ``"five_tuple"`` or ``"host_pair"`` (seed 004's DCBT
+    option: every flow between two hosts is one)."""
     import polars as pl
 
     from ..errors import UserError
@@ -50,6 +53,8 @@ def emulate(
         raise UserError(f'"kernel" or none, got {baseline!r}', "--baseline")
     if shaper not in ("tbf", "htb"):
         raise UserError(f'"tbf" or "htb", got {shaper!r}', "--shaper")
+    if flow_key not in ("five_tuple", "host_pair"):
+        raise UserError(f'"five_tuple" or "host_pair", got {flow_key!r}', "--flow-key")
     s = Scenario.coerce(scenario, seed)
     support.check(s)
     resolved = s.resolve()
@@ -60,7 +65,7 @@ def emulate(
     wall = time.perf_counter()
     files = workdir(out)
     try:
-        session = Session(s, resolved, files, baseline, shaper)
+        session = Session(s, resolved, files, baseline, shaper, flow_key)
         with signals_raise(), session:
             session.start_router()
             session.start_servers()
@@ -84,4 +89,6 @@ def emulate(
     }
     if baseline:
         raw["summary"]["baseline"] = f"kernel:{shaper}"
+    if flow_key != "five_tuple":
+        raw["summary"]["flow_key"] = flow_key
     return Results(raw, resolved, s, collect.timing(report, time.perf_counter() - wall))

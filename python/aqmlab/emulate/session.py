@@ -111,9 +111,9 @@ class Session:
     """The processes and namespaces of one run (a context manager that removes them)."""
 
     def __init__(self, scenario: Any, resolved: dict[str, Any], workdir: Path, baseline: str | None = None,
-                 shaper: str = "tbf") -> None:
+                 shaper: str = "tbf", flow_key: str = "five_tuple") -> None:
         self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
-        self.shaper = shaper
+        self.shaper, self.flow_key = shaper, flow_key
         #: Per kernel port: the monitored link it carries, and its kernel FIFO.
         self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
         self.kernel_ns = ""
@@ -158,7 +158,7 @@ class Session:
             "sample_interval_ns": int(r["sample_interval_ns"]),
             "stop_after_ns": int(r["duration_ns"]) + int(120e9),
             "tag_tos": traffic.TAG_TOS,
-            "flow_key": "five_tuple",
+            "flow_key": self.flow_key,
             "realtime": True,
             "batch_ns": BATCH_NS,
             "nodes": len(NameList.from_contract(r["nodes"])),
