@@ -1,6 +1,6 @@
 """The emulator: a scenario's network in network namespaces, its links in aqmlab's
-userspace router (crates/router), its flows real Linux TCP and UDP from iperf3
-(docs/emulator.md).
+userspace router (crates/router), its flows real Linux TCP (iperf3) and UDP
+(``aqmlab-udp``) (docs/emulator.md).
 
 ``emulate(scenario, out)`` takes the scenario files ``aqmlab run`` takes, within the
 emulator's limits (:mod:`.support` names every field it cannot honour), and returns

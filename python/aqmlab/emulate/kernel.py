@@ -92,8 +92,7 @@ def configure(namespace: str, into: str, out: str, commands: list[list[str]], su
     ]) + "\n")
     for key, value in (("net.ipv4.ip_forward", "1"), ("net.ipv4.conf.all.rp_filter", "0"),
                        (f"net.ipv4.conf.{into}.rp_filter", "0"), ("net.ipv6.conf.all.disable_ipv6", "1")):
-        path = "/proc/sys/" + key.replace(".", "/")
-        subprocess.run(["ip", "netns", "exec", namespace, "sh", "-c", f"echo {value} > {path}"], check=True, timeout=10)
+        netns.sysctl(namespace, key, value)
     for c in commands:
         done = subprocess.run(["tc", "-n", namespace, *c], capture_output=True, text=True, timeout=10)
         if done.returncode != 0:

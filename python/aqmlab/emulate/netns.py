@@ -32,6 +32,12 @@ def ip(*args: str, namespace: str | None = None, check: bool = True, input: str 
     return done.stdout
 
 
+def sysctl(namespace: str, key: str, value: str) -> None:
+    """Set ``key`` (dotted, as sysctl names it) to ``value`` in ``namespace`` only."""
+    path = "/proc/sys/" + key.replace(".", "/")
+    subprocess.run(["ip", "netns", "exec", namespace, "sh", "-c", f"echo {value} > {path}"], check=True, timeout=10)
+
+
 def listed() -> list[str]:
     """The namespaces on this machine (``ip netns list``)."""
     return [line.split()[0] for line in ip("netns", "list").splitlines() if line.strip()]

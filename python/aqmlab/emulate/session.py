@@ -39,6 +39,10 @@ CLIENT_GRACE_S = 3.0
 #: The router runs the events due within this many nanoseconds of a wake-up in it
 #: (docs/emulator.md, "Timing"): a packet may reach its host up to this much early.
 BATCH_NS = 20_000
+#: The applications' nice value: ahead of the machine's other work (builds, other runs),
+#: which would otherwise starve a flow's sender and change the experiment, without a
+#: real-time priority that a TCP sender at full speed could hold a core with.
+APP_NICE = -10
 #: The hosts' addresses: 10.99.0.1, 10.99.0.2, ...
 SUBNET = ipaddress.ip_network("10.99.0.0/16")
 
@@ -127,11 +131,19 @@ class Session:
         self.clients: dict[int, subprocess.Popen[bytes]] = {}
         self.servers: dict[int, subprocess.Popen[bytes]] = {}
         self.host_ns: dict[int, str] = {}
+        #: Files the processes write to, closed with the session.
+        self.files: list[Any] = []
         self.t0 = 0.0
         self.t0_ns = 0
         self.router_ns = ""
 
     # -- set-up ----------------------------------------------------------------
+
+    def open(self, name: str) -> Any:
+        """A file of the run's directory for a process to write to."""
+        f = open(self.workdir / name, "wb")
+        self.files.append(f)
+        return f
 
     def link_names(self) -> list[str]:
         return list(NameList.from_contract(self.resolved["links"]["names"]))
@@ -189,7 +201,7 @@ class Session:
         for node in self.host_nodes:
             self.host_ns[node] = self.spaces.create(f"h{self.host_nodes.index(node)}")
         cmd = self.spaces.exec(self.router_ns, [router_binary(), str(self.workdir / "router.json"), str(self.workdir / "report.json")])
-        self.router = spawn(cmd, stdout=subprocess.PIPE, stderr=open(self.workdir / "router.err", "w"), text=True)
+        self.router = spawn(cmd, stdout=subprocess.PIPE, stderr=self.open("router.err"), text=True)
         ready, _, _ = select.select([self.router.stdout], [], [], READY_TIMEOUT_S)
         line = self.router.stdout.readline() if ready else ""  # type: ignore[union-attr]
         if line.strip() != "ready":
@@ -235,16 +247,19 @@ class Session:
         if node in self.settings:
             sysctls["net.ipv4.tcp_ecn"] = "1" if self.settings[node]["ecn"] else "0"
         for key, value in sysctls.items():
-            path = "/proc/sys/" + key.replace(".", "/")
-            subprocess.run(self.spaces.exec(ns, ["sh", "-c", f"echo {value} > {path}"]), check=True, timeout=10)
+            netns.sysctl(ns, key, value)
 
     # -- traffic ---------------------------------------------------------------
 
     def start_servers(self) -> None:
         for p in self.plans:
-            out = open(self.workdir / f"server{p.index}.json", "wb")
-            self.servers[p.index] = spawn(self.spaces.exec(self.host_ns[p.dst], p.server), stdout=out, stderr=subprocess.STDOUT)
+            out = self.open(f"server{p.index}.json")
+            self.servers[p.index] = spawn(self.app(p.dst, p.server), stdout=out, stderr=subprocess.STDOUT)
         time.sleep(SERVER_SETUP_S)
+
+    def app(self, node: int, args: list[str]) -> list[str]:
+        """The command line of an application on host ``node``."""
+        return self.spaces.exec(self.host_ns[node], ["nice", "-n", str(APP_NICE), *args])
 
     def run_traffic(self) -> None:
         """Start and stop the clients on the run's clock, until the end of the run."""
@@ -265,9 +280,8 @@ class Session:
                 self.read_kernel_stats("at_warmup")
             elif what == "start":
                 p = self.plans[index]
-                out = open(self.workdir / f"client{index}.json", "wb")
-                err = open(self.workdir / f"client{index}.err", "wb")
-                self.clients[index] = spawn(self.spaces.exec(self.host_ns[p.src], p.client), stdout=out, stderr=err)
+                out, err = self.open(f"client{index}.json"), self.open(f"client{index}.err")
+                self.clients[index] = spawn(self.app(p.src, p.client), stdout=out, stderr=err)
             else:
                 self.interrupt(self.clients.get(index))
         self.sleep_until(duration)
@@ -327,7 +341,11 @@ class Session:
             process.wait()
         if self.router is not None:
             self.stop_router()
+            if self.router.stdout is not None:
+                self.router.stdout.close()
         self.spaces.close()
+        for f in self.files:
+            f.close()
 
     def __enter__(self) -> "Session":
         return self
