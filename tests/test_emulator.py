@@ -109,9 +109,10 @@ def test_a_udp_flow_above_the_rate_gets_the_rate_and_the_rest_is_dropped(emulate
 
 
 @needs_machine
-def test_sfq_shares_the_link_between_two_tcp_flows_of_different_rtts(emulate, tmp_path):
+def test_qsdrr_shares_the_link_between_two_tcp_flows_of_different_rtts(emulate, tmp_path):
+    # A queue per flow (SFQ's 16 buckets would put both flows in one, one run in 16).
     flows = [{"kind": "tcp", "count": 2, "src": ["s0", "s1"], "dst": ["d0", "d1"]}]
-    s = scenario({"kind": "sfq", "limit": "40pkt", "buckets": 16}, flows, senders=2, access_delay=["1ms", "25ms"])
+    s = scenario({"kind": "qsdrr", "limit": "40pkt"}, flows, senders=2, access_delay=["1ms", "25ms"])
     res = emulate(s, tmp_path)
     thr = res.flows["throughput_bps"].to_list()
     assert min(thr) > 0.35 * sum(thr), thr
