@@ -4,6 +4,7 @@
     python bench/emulator.py disciplines   # CPU time per packet and memory, per discipline, end to end
     python bench/emulator.py kernel        # 4 CUBIC + 1 UDP at 20 Mb/s, 40 ms: ours against tc's
     python bench/emulator.py sim           # 4 Reno flows: the simulator against the emulator
+    python bench/emulator.py udp           # UDP only: our disciplines emulated against simulated
     python bench/emulator.py all
 
 Runs as root, in real time (each run its scenario's duration plus about a second), one
@@ -108,9 +109,36 @@ def sim() -> None:
         print(f"| {label} | {shares} | {100 * q['utilization']:.1f} | {1e3 * q['mean_delay_s']:.1f} | {100 * (q['loss_rate'] or 0):.2f} |")
 
 
+UDP_DISCIPLINES = [
+    {"kind": "droptail", "limit": "50pkt"},
+    {"kind": "red", "limit": "100pkt", "min_th": 10, "max_th": 30, "max_p": 0.1},
+    {"kind": "cbt"},
+    {"kind": "qsdrr", "limit": "50pkt"},
+]
+
+
+def udp() -> None:
+    """No TCP model in between: the router, its classifier and its shaping against the
+    simulator, on Poisson UDP (periodic sources would share a FIFO by their phase)."""
+    flows = [
+        {"kind": "udp", "model": "poisson", "rate": "6Mbps", "packet_size": "1000B", "src": "s0", "dst": "d0"},
+        {"kind": "udp", "model": "poisson", "rate": "3Mbps", "packet_size": "500B", "src": "s1", "dst": "d1", "tagged": True},
+        {"kind": "udp", "model": "poisson", "rate": "3Mbps", "packet_size": "1500B", "src": "s2", "dst": "d2"},
+    ]
+    print("| discipline | engine | shares of the 3 flows (%) | drop rate % | utilization % |")
+    print("|---|---|---|---|---|")
+    for qdisc in UDP_DISCIPLINES:
+        s = dumbbell("8Mbps", "10ms", qdisc, flows, senders=3, duration="10s", warmup="2s", access="100Mbps")
+        for label, res in (("simulator", simulate(s)), ("emulator", emulate(s))):
+            thr = res.flows["throughput_bps"].to_numpy()
+            q = bottleneck(res)
+            shares = " / ".join(f"{100 * x / thr.sum():.1f}" for x in thr)
+            print(f"| {qdisc['kind']} | {label} | {shares} | {100 * q['loss_rate']:.1f} | {100 * q['utilization']:.1f} |")
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["all"]
-    for name, fn in (("rate", rate), ("disciplines", disciplines), ("kernel", kernel), ("sim", sim)):
+    for name, fn in (("rate", rate), ("disciplines", disciplines), ("kernel", kernel), ("sim", sim), ("udp", udp)):
         if name in which or "all" in which:
             print(f"\n## {name}\n")
             fn()
