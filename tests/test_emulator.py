@@ -182,13 +182,30 @@ def test_fields_the_emulator_cannot_honour_are_refused_by_name(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_a_machine_without_root_is_told_so(monkeypatch):
+def test_what_the_machine_lacks_is_named(monkeypatch):
     from aqmlab.emulate import session
 
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(UserError) as e:
-        session.check_machine()
-    assert e.value.exit_code == 2 and "root" in str(e.value)
+    with monkeypatch.context() as m:
+        m.setattr(os, "geteuid", lambda: 1000)
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.exit_code == 2 and e.value.field == "root"
+    with monkeypatch.context() as m:
+        m.setattr(os.path, "exists", lambda p: p != "/dev/net/tun")
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.field == "/dev/net/tun"
+    with monkeypatch.context() as m:
+        m.setattr(session.shutil, "which", lambda p: None if p == "iperf3" else "/usr/bin/" + p)
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.field == "iperf3" and "apt-get install iperf3" in str(e.value)
+    with monkeypatch.context() as m:
+        m.setattr(session.os, "access", lambda *a: False)
+        m.setattr(session.shutil, "which", lambda p: None)
+        with pytest.raises(UserError) as e:
+            session.router_binary()
+        assert e.value.field == "aqmlab-router" and "cargo build" in str(e.value)
 
 
 def _start_cli(tmp_path: Path) -> subprocess.Popen[str]:
