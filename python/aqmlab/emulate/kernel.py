@@ -54,8 +54,8 @@ def fifo(spec: dict[str, Any], field: str) -> list[str]:
     """The kernel FIFO of a DropTail spec: ``pfifo limit N`` or ``bfifo limit B``."""
     if spec.get("kind") != "droptail":
         raise UserError(
-            f"the kernel baseline runs DropTail as pfifo/bfifo; {spec.get('kind')} has no kernel mapping here "
-            "(this kernel has no red, sfq, fq_codel, pie, sfb or choke; docs/emulator.md)",
+            f"the kernel baseline runs DropTail as pfifo/bfifo; {spec.get('kind')} has no kernel mapping yet "
+            "(docs/emulator.md, \"The kernel as the baseline\")",
             field,
         )
     limit = spec["limit"]
