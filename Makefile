@@ -14,14 +14,15 @@ setup: system build
 # Debian packages: headless Chromium and its WebDriver, for the report's browser test
 # (tests/test_report.py); tshark, which reads pcap captures back (tests/test_traces.py;
 # its question whether to let non-root users capture is answered no beforehand); ns-2
-# 2.35, the seeds' simulator, which `aqmlab crosscheck ns2` runs beside aqmlab.
-# Installed once; a no-op when all four are on the PATH.
+# 2.35, the seeds' simulator, which `aqmlab crosscheck ns2` runs beside aqmlab; iperf3,
+# the emulator's traffic (`aqmlab emulate`, docs/emulator.md).
+# Installed once; a no-op when all five are on the PATH.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 system:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v tshark >/dev/null && command -v ns >/dev/null || { \
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v tshark >/dev/null && command -v ns >/dev/null && command -v iperf3 >/dev/null || { \
 	  $(SUDO) apt-get update -qq && \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | $(SUDO) debconf-set-selections && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium chromium-driver tshark ns2; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium chromium-driver tshark ns2 iperf3; }
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -35,6 +36,7 @@ $(STAMP): pyproject.toml
 # plainly, in a third of the time.
 build: $(STAMP)
 	cd $(CURDIR) && $(PY) tools/pgo.py
+	cargo build --release -q -p aqmlab-router
 
 demo: setup
 	aqmlab run scenarios/dumbbell.toml --out results/dumbbell --plot

@@ -1,10 +1,13 @@
 """The ``aqmlab`` command line.
 
     aqmlab run SCENARIO|RESULTS_DIR|resolved.json [--out DIR] [--plot] [--seed N] [--engine fast|reference] [--quiet]
+    aqmlab emulate SCENARIO [--out DIR] [--plot] [--seed N] [--baseline kernel [--shaper tbf|htb]]
+                   [--flow-key five_tuple|host_pair] [--quiet]
     aqmlab validate SCENARIO
     aqmlab sweep SCENARIO --vary FIELD=VALUES [--vary ...] [--seeds N] [--cluster local|tcp://HOST:PORT]
-                 [--workers N] [--store DIR] [--out DIR] [--quiet]
+                 [--workers N] [--store DIR] [--out DIR] [--engine sim|emulator] [--quiet]
     aqmlab reproduce --list | ID [--fidelity quick|paper] [--out DIR] [--store DIR] [--cluster ...] [--workers N]
+                     [--engine sim|emulator]
     aqmlab report [--results DIR] [--out DIR]
     aqmlab crosscheck ns2 SCENARIO [--draws N] [--packets] [--out DIR]
     aqmlab size ...            (the buffer-sizing calculator, aqmlab.theory.cli)
@@ -237,6 +240,39 @@ def _run(
 
 
 @app.command()
+def emulate(
+    scenario: str = typer.Argument(..., help="Scenario TOML file (within the emulator's limits, docs/emulator.md)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default results/<name>-emulated)."),
+    plot: bool = typer.Option(False, "--plot", help="Also write PNG plots into the results directory."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Replace the scenario's seed."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the line saying where the results are."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help='"kernel": the monitored links queued and shaped by Linux\'s tc (pfifo/bfifo behind tbf or htb) instead of aqmlab\'s disciplines.'),
+    shaper: str = typer.Option("tbf", "--shaper", help='With --baseline kernel: "tbf" or "htb".'),
+    flow_key: str = typer.Option("five_tuple", "--flow-key", help='What a flow is to the disciplines: "five_tuple" or "host_pair" (seed 004\'s DCBT option).'),
+) -> None:
+    """Run a scenario on the emulator (real Linux TCP and UDP through aqmlab's router, as root) and write the
+    simulator's result files."""
+    from .emulate import emulate as run_emulated
+    from .scenario import Scenario
+
+    if seed is not None and not 0 <= seed < 2**64:
+        raise UserError(f"must be in [0, 2^64), got {seed}", "--seed")
+    s = Scenario.coerce(scenario, seed)
+    directory = Path(out) if out is not None else Path("results") / f"{s.name}-emulated"
+    res = run_emulated(s, directory, baseline=baseline, shaper=shaper, flow_key=flow_key)
+    res.write(directory)
+    plots: list[Path] = []
+    if plot:
+        from .plots import plot_all
+
+        plots = plot_all(res, directory)
+    if not quiet:
+        for line in summary_lines(res):
+            typer.echo(line)
+    typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
+
+
+@app.command()
 def sweep(
     scenario: str = typer.Argument(..., help="Scenario TOML file."),
     vary: list[str] = typer.Option(
@@ -249,6 +285,7 @@ def sweep(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .scenario import Scenario
@@ -265,7 +302,8 @@ def sweep(
         varies[field] = expr.partition("=")[2]
     name = Scenario.read(scenario)["name"]
     result = run_sweep(
-        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+        scenario, varies, seeds=seeds, executor=cluster, workers=workers, store=store, progress=not quiet, force=force,
+        engine=engine,
     )
     directory = result.write(out if out is not None else Path("results") / "sweeps" / name)
     if not quiet:
@@ -287,6 +325,7 @@ def reproduce(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -300,7 +339,8 @@ def reproduce(
     if workers is not None and workers < 1:
         raise UserError(f"must be at least 1, got {workers}", "--workers")
     rep = experiments.reproduce(
-        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force
+        experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force,
+        engine=engine,
     )
     if not quiet:
         _print_comparison(rep, fidelity)

@@ -153,9 +153,12 @@ def reproduce(
     store: str | Path | None = None,
     progress: Any = False,
     force: bool = False,
+    engine: str = "sim",
 ) -> Reproduction:
     """Run ``experiment`` at ``fidelity``, compare with the paper, write ``<out>/<fidelity>/<id>/``.
-    ``force`` runs scenarios estimated past the machine's memory or the event budget."""
+    ``force`` runs scenarios estimated past the machine's memory or the event budget.
+    ``engine="emulator"`` runs its scenarios on the emulator (docs/emulator.md) and
+    writes ``<out>/emulator/<fidelity>/<id>/``."""
     from .. import __version__
     from ..limits import forced
     from ..results import PARQUET_OPTIONS, dump_json
@@ -164,12 +167,12 @@ def reproduce(
 
     params = experiment.fidelities[fidelity]
     t0 = time.perf_counter()
-    with forced(force), Runner(executor, workers, store, progress, force) as runner:
+    with forced(force), Runner(executor, workers, store, progress, force, engine) as runner:
         table = experiment.measure(runner, params)
     wall = time.perf_counter() - t0
     found = experiment.findings(table, params)
     comparisons = [Comparison.of(r, found.get(r.key)) for r in experiment.references(params)]
-    directory = Path(out) / fidelity / experiment.id
+    directory = Path(out) / ("emulator" if engine == "emulator" else "") / fidelity / experiment.id
     directory.mkdir(parents=True, exist_ok=True)
     table.write_parquet(directory / "table.parquet", **PARQUET_OPTIONS)
     (directory / "comparison.json").write_text(dump_json([asdict(c) for c in comparisons]), encoding="utf-8")
@@ -182,6 +185,7 @@ def reproduce(
         "summary": experiment.summary,
         "differences": experiment.differences,
         "fidelity": fidelity,
+        **({"engine": engine} if engine != "sim" else {}),
         "parameters": asdict(params),
         "findings": found,
         "aqmlab_version": __version__,

@@ -304,8 +304,15 @@ class Runner:
         store: str | Path | None = None,
         progress: Any = False,
         force: bool = False,
+        engine: str = "sim",
     ) -> None:
+        if engine not in _store.ENGINES:
+            raise UserError(f"one of {', '.join(_store.ENGINES)}, got {engine!r}", "--engine")
+        if engine == "emulator":
+            # Real time: one emulated run at a time, on this machine.
+            executor, workers = None, 1
         self.spec, self.workers, self.progress, self.force = executor, workers, progress, force
+        self.engine = engine
         self.root = Path(store if store is not None else DEFAULT_STORE).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self._ex: _Executor | None = None
@@ -325,14 +332,18 @@ class Runner:
             self._ex.close(interrupted)
             self._ex = None
 
+    def store_path(self, task: Task) -> Path:
+        """Where the run of ``task`` on this runner's engine is stored."""
+        return self.root / (task.hash if self.engine == "sim" else _store.run_hash(task.resolved, self.engine))
+
     def run(self, tasks: list[Task], label: str) -> dict[str, dict[str, Any]]:
-        """The row of every task, by hash."""
+        """The row of every task, by the task's hash."""
         by_hash: dict[str, Task] = {}
         for t in tasks:
             by_hash.setdefault(t.hash, t)
         outcome: dict[str, dict[str, Any]] = {}
         for h in by_hash:
-            if (row := _store.reusable_row(self.root / h)) is not None:
+            if (row := _store.reusable_row(self.store_path(by_hash[h]))) is not None:
                 outcome[h] = row
         self.reused += sum(1 for t in tasks if t.hash in outcome)
         todo = [h for h in by_hash if h not in outcome]
@@ -346,7 +357,7 @@ class Runner:
         bar = _Progress(len(todo), ex.workers, self.progress, f"{label}{extra}")
         try:
             futures = {
-                ex.submit(_store.run_entry, by_hash[h].resolved, str(self.root), by_hash[h].scenario, self.force): h
+                ex.submit(_store.run_entry, by_hash[h].resolved, str(self.root), by_hash[h].scenario, self.force, self.engine): h
                 for h in todo
             }
             pending = len(futures)
@@ -377,6 +388,7 @@ def sweep(
     store: str | Path | None = None,
     progress: Any = False,
     force: bool = False,
+    engine: str = "sim",
 ) -> SweepResult:
     """Run every grid point of ``vary`` (a dict field -> values, or -> the text of a
     ``--vary``) with ``seeds`` seeds, and return the tables.
@@ -387,14 +399,16 @@ def sweep(
     open). ``store``: the result store (default ``results/store``). ``progress``:
     True for a progress bar on stderr (or a ``rich.console.Console`` to draw it on).
     ``force``: run grid points estimated past the memory available or the event
-    budget (docs/user-guide.md, "Limits"), which are otherwise refused before any runs."""
+    budget (docs/user-guide.md, "Limits"), which are otherwise refused before any runs.
+    ``engine``: ``"sim"``, or ``"emulator"`` to run each point in real time on the emulator
+    (docs/emulator.md; one run at a time, stored apart from the simulator's)."""
     from ..limits import forced
     from .table import runs_table, summary_table
 
     t0 = time.perf_counter()
     with forced(force):
         fields, tasks = plan(scenario, vary, seeds)
-    with Runner(executor, workers, store, progress, force) as runner:
+    with Runner(executor, workers, store, progress, force, engine) as runner:
         outcome = runner.run(tasks, f"sweep {_name(scenario)}")
     root = runner.root
     rows = []
@@ -409,7 +423,7 @@ def sweep(
                 "error": o["error"],
                 "summary": o["summary"],
                 "hash": t.hash,
-                "store_path": str(root / t.hash),
+                "store_path": str(runner.store_path(t)),
             }
         )
     runs = runs_table(fields, rows)

@@ -48,10 +48,15 @@ def version() -> str:
     return __version__
 
 
-def run_hash(resolved: dict[str, Any]) -> str:
+#: The engines a run may be computed on: the simulator, or the emulator (real
+#: Linux TCP through aqmlab's router, aqmlab.emulate), whose runs are stored apart.
+ENGINES = ("sim", "emulator")
+
+
+def run_hash(resolved: dict[str, Any], engine: str = "sim") -> str:
     from ..contract import digest
 
-    return digest(resolved, "\n" + version())
+    return digest(resolved, "\n" + version() + ("" if engine == "sim" else f"\n{engine}"))
 
 
 def entry_status(path: Path) -> str | None:
@@ -168,14 +173,14 @@ def summary_row(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_entry(
-    resolved: dict[str, Any], store: str, scenario: dict[str, Any] | None = None, force: bool = False
+    resolved: dict[str, Any], store: str, scenario: dict[str, Any] | None = None, force: bool = False, engine: str = "sim"
 ) -> dict[str, Any]:
     """The worker: run one resolved scenario, write its store entry, return its row.
 
     Returns ``{"hash", "status", "error", "summary": {...}}``. A run already in the
     store is not run again. Never raises for a failed run: the error is recorded."""
     root = Path(store)
-    h = run_hash(resolved)
+    h = run_hash(resolved, engine)
     final = root / h
     if (row := reusable_row(final, report=False)) is not None:  # the sweep reported damage
         return row
@@ -183,7 +188,7 @@ def run_entry(
     tmp = root / f".tmp-{h[:16]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        row = _compute(resolved, h, tmp, scenario, force)
+        row = _compute(resolved, h, tmp, scenario, force, engine)
     except BaseException:  # interrupted (Ctrl-C, SIGTERM): leave no half-written entry
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -191,7 +196,9 @@ def run_entry(
     return row
 
 
-def _compute(resolved: dict[str, Any], h: str, tmp: Path, scenario: dict[str, Any] | None, force: bool) -> dict[str, Any]:
+def _compute(
+    resolved: dict[str, Any], h: str, tmp: Path, scenario: dict[str, Any] | None, force: bool, engine: str = "sim"
+) -> dict[str, Any]:
     """Run a scenario and write its entry into ``tmp``; its row."""
     from .. import contract
     from ..results import dump_json
@@ -199,7 +206,14 @@ def _compute(resolved: dict[str, Any], h: str, tmp: Path, scenario: dict[str, An
 
     t0 = time.perf_counter()
     try:
-        res = run_resolved(resolved, force=force)
+        if engine == "emulator":
+            from ..emulate import emulate
+
+            if scenario is None:
+                raise ValueError("the emulator runs a scenario, not a resolved one")
+            res = emulate(scenario)
+        else:
+            res = run_resolved(resolved, force=force)
         res.timing["total_wall_time_s"] = time.perf_counter() - t0
         res.write(tmp)
         row = {"hash": h, "status": "ok", "error": None, "summary": summary_row(res.summary)}

@@ -1,0 +1,119 @@
+"""The kernel as the baseline: the scenario's monitored links (a dumbbell's bottleneck)
+queued and shaped by Linux's own ``tc`` qdiscs instead of aqmlab's disciplines
+(``aqmlab emulate --baseline kernel``; docs/emulator.md, "The kernel as the baseline").
+
+The router hands such a link's packets to a TUN device in a namespace of their own,
+where the kernel forwards them out of a second TUN device whose root qdisc shapes
+them (``tbf``, or ``htb`` with one class) over a child FIFO (``pfifo`` for a DropTail
+counted in packets, ``bfifo`` in bytes); the router reads them back as the kernel
+releases them and gives them the link's propagation delay (this kernel has no
+``netem``). Which qdiscs a kernel offers is probed (:func:`available`), never assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+from ..errors import UserError
+from . import netns
+
+#: The qdiscs asked about: the shapers and FIFOs used here, and the AQMs of the
+#: fuller comparison on kernels that have them.
+KINDS = ("pfifo", "bfifo", "tbf", "htb", "netem", "red", "sfq", "fq_codel", "codel", "pie", "sfb", "choke", "fq")
+#: Parameters without which ``tc`` refuses a kind before asking the kernel.
+_PROBE_ARGS = {
+    "tbf": "rate 1mbit burst 1600 limit 3000",
+    "red": "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit probability 0.02",
+    "choke": "limit 1000 min 100 max 300 avpkt 1000 burst 200 bandwidth 10mbit probability 0.02",
+}
+SHAPERS = ("tbf", "htb")
+#: tbf's bucket, in packets of the MTU.
+TBF_BUCKET_PACKETS = 2
+
+
+def available(kinds: tuple[str, ...] = KINDS) -> dict[str, str | None]:
+    """Which of ``kinds`` this kernel's ``tc`` accepts: None for a kind it accepts, the
+    kernel's refusal for one it does not ("Specified qdisc kind is unknown"). Tried on
+    the loopback device of a namespace made for the purpose (the host's own devices
+    are never touched)."""
+    out: dict[str, str | None] = {}
+    with netns.Namespaces() as spaces:
+        ns = spaces.create("probe")
+        for kind in kinds:
+            args = [kind, *_PROBE_ARGS.get(kind, "").split()]
+            done = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", *args],
+                                  capture_output=True, text=True, timeout=10)
+            out[kind] = None if done.returncode == 0 else (done.stderr.strip() or f"exit status {done.returncode}")
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"], capture_output=True, timeout=10)
+    return out
+
+
+def fifo(spec: dict[str, Any], field: str) -> list[str]:
+    """The kernel FIFO of a DropTail spec: ``pfifo limit N`` or ``bfifo limit B``."""
+    if spec.get("kind") != "droptail":
+        raise UserError(
+            f"the kernel baseline runs DropTail as pfifo/bfifo; {spec.get('kind')} has no kernel mapping yet "
+            "(docs/emulator.md, \"The kernel as the baseline\")",
+            field,
+        )
+    limit = spec["limit"]
+    if "packets" in limit:
+        return ["pfifo", "limit", str(int(limit["packets"]))]
+    return ["bfifo", "limit", str(int(limit["bytes"]))]
+
+
+def tc_commands(device: str, rate_bps: int, mtu: int, child: list[str], shaper: str) -> list[list[str]]:
+    """``tc`` commands that shape ``device`` to ``rate_bps`` over the FIFO ``child``.
+    The bucket holds one packet of the MTU: the rate is kept packet by packet."""
+    rate = f"{rate_bps}bit"
+    if shaper == "tbf":
+        return [
+            ["qdisc", "add", "dev", device, "root", "handle", "1:", "tbf", "rate", rate, "burst", str(TBF_BUCKET_PACKETS * mtu), "limit", str(mtu)],
+            ["qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
+        ]
+    return [
+        ["qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "1"],
+        ["class", "add", "dev", device, "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate,
+         "burst", str(mtu), "cburst", str(mtu)],
+        ["qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
+    ]
+
+
+def configure(namespace: str, into: str, out: str, commands: list[list[str]], subnet: str, mtu: int) -> None:
+    """Forward from ``into`` to ``out`` in ``namespace``, and give ``out`` its qdiscs."""
+    netns.ip("-batch", "-", namespace=namespace, input="\n".join([
+        f"link set {into} mtu {mtu} up",
+        f"link set {out} mtu {mtu} up",
+        f"addr add 10.98.0.1/32 dev {into}",
+        f"addr add 10.98.0.2/32 dev {out}",
+        f"route add {subnet} dev {out}",
+    ]) + "\n")
+    for key, value in (("net.ipv4.ip_forward", "1"), ("net.ipv4.conf.all.rp_filter", "0"),
+                       (f"net.ipv4.conf.{into}.rp_filter", "0"), ("net.ipv6.conf.all.disable_ipv6", "1")):
+        netns.sysctl(namespace, key, value)
+    for c in commands:
+        done = subprocess.run(["tc", "-n", namespace, *c], capture_output=True, text=True, timeout=10)
+        if done.returncode != 0:
+            raise UserError(f"the kernel refused `tc {' '.join(c)}`: {done.stderr.strip()}", "--baseline")
+
+
+def stats(namespace: str, device: str) -> dict[str, Any]:
+    """The counters of the FIFO under the shaper (``tc -s -j``): drops, backlog, sent."""
+    done = subprocess.run(["tc", "-n", namespace, "-s", "-j", "qdisc", "show", "dev", device],
+                          capture_output=True, text=True, timeout=10)
+    try:
+        qdiscs = json.loads(done.stdout or "[]")
+    except ValueError:
+        return {}
+    child = [q for q in qdiscs if q.get("handle") == "10:"]
+    root = [q for q in qdiscs if q.get("root")]
+    q = child[0] if child else {}
+    return {
+        "kind": "+".join(x.get("kind", "?") for x in (root[:1] + child[:1])),
+        "drops": q.get("drops"),
+        "backlog_packets": q.get("qlen"),
+        "sent_packets": q.get("packets"),
+        "overlimits": root[0].get("overlimits") if root else None,
+    }

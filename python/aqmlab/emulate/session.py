@@ -1,0 +1,364 @@
+"""One emulated run, from namespaces to the router's report.
+
+The order of things: remove what a killed run left; create a namespace for the router
+and one per host; start the router in its namespace (it creates one TUN device per
+host and prints ``ready``); move each device into its host's namespace and give it
+the host's address and a route to every other host through it; start the iperf3
+servers, then each client at its flow's start; stop the clients (SIGINT) at their stop
+time or the end of the run; stop the router (SIGTERM), which writes its report. On
+every way out (an error, Ctrl-C, SIGTERM) the namespaces are removed with whatever
+still runs in them; the router's devices die with it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import UserError
+from ..names import NameList
+from . import kernel, netns, traffic
+from .support import hosts_of
+
+#: Seconds the router may take to create its devices.
+READY_TIMEOUT_S = 10.0
+#: Seconds the servers get to listen before the run's clock starts.
+SERVER_SETUP_S = 0.3
+#: Seconds an interrupted client gets to write its report.
+CLIENT_GRACE_S = 3.0
+#: The router runs the events due within this many nanoseconds of a wake-up in it
+#: (docs/emulator.md, "Timing"): a packet may reach its host up to this much early.
+BATCH_NS = 20_000
+#: The applications' nice value: ahead of the machine's other work (builds, other runs),
+#: which would otherwise starve a flow's sender and change the experiment, without a
+#: real-time priority that a TCP sender at full speed could hold a core with.
+APP_NICE = -10
+#: The hosts' addresses: 10.99.0.1, 10.99.0.2, ...
+SUBNET = ipaddress.ip_network("10.99.0.0/16")
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: receive SIGKILL when the run's process dies, however
+    it dies (prctl PR_SET_PDEATHSIG, kept across the exec of ``ip netns exec``)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
+def spawn(cmd: list[str], **kwargs: Any) -> "subprocess.Popen[Any]":
+    """Start a process of the run: it dies with the run's process."""
+    return subprocess.Popen(cmd, preexec_fn=_die_with_parent, **kwargs)
+
+
+def binary(name: str, env: str) -> str:
+    """One of the emulator's executables: $``env``, the repository's build, or the PATH."""
+    repo = Path(__file__).resolve().parents[3]
+    for c in (os.environ.get(env), str(repo / "target" / "release" / name), shutil.which(name)):
+        if c and os.access(c, os.X_OK):
+            return c
+    raise UserError(
+        f"not built: run `cargo build --release -p aqmlab-router` (or `make build`), or set {env} to its path", name
+    )
+
+
+def router_binary() -> str:
+    return binary("aqmlab-router", "AQMLAB_ROUTER")
+
+
+def udp_binary() -> str:
+    return binary("aqmlab-udp", "AQMLAB_UDP")
+
+
+def check_machine() -> None:
+    """Refuse, naming it, what the machine lacks: root, /dev/net/tun, ip, iperf3."""
+    if os.geteuid() != 0:
+        raise UserError("the emulator creates network namespaces: run it as root (or with CAP_NET_ADMIN)", "root")
+    if not os.path.exists("/dev/net/tun"):
+        raise UserError("the emulator needs TUN devices: load the tun module", "/dev/net/tun")
+    for program, package in (("ip", "iproute2"), ("iperf3", "iperf3")):
+        if shutil.which(program) is None:
+            raise UserError(f"not installed: apt-get install {package} (or `make system`)", program)
+
+
+@contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT, as always) raise in the main thread while a run is on, so
+    that its clean-up runs; the previous handlers come back afterwards."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    before = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+class Session:
+    """The processes and namespaces of one run (a context manager that removes them)."""
+
+    def __init__(self, scenario: Any, resolved: dict[str, Any], workdir: Path, baseline: str | None = None,
+                 shaper: str = "tbf", flow_key: str = "five_tuple") -> None:
+        self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
+        self.shaper, self.flow_key = shaper, flow_key
+        #: Per kernel port: the monitored link it carries, and its kernel FIFO.
+        self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
+        self.kernel_ns = ""
+        self.kernel_stats: dict[str, dict[str, Any]] = {}
+        self.host_nodes = hosts_of(resolved)
+        self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
+        self.plans = traffic.plan(scenario, resolved, self.addr, udp_binary())
+        self.settings = traffic.host_settings(self.plans, scenario)
+        self.spaces = netns.Namespaces()
+        self.router: subprocess.Popen[str] | None = None
+        self.clients: dict[int, subprocess.Popen[bytes]] = {}
+        self.servers: dict[int, subprocess.Popen[bytes]] = {}
+        self.host_ns: dict[int, str] = {}
+        #: Files the processes write to, closed with the session.
+        self.files: list[Any] = []
+        self.t0 = 0.0
+        self.t0_ns = 0
+        self.router_ns = ""
+
+    # -- set-up ----------------------------------------------------------------
+
+    def open(self, name: str) -> Any:
+        """A file of the run's directory for a process to write to."""
+        f = open(self.workdir / name, "wb")
+        self.files.append(f)
+        return f
+
+    def link_names(self) -> list[str]:
+        return list(NameList.from_contract(self.resolved["links"]["names"]))
+
+    def kernel_fifos(self) -> dict[int, tuple[int, list[str]]]:
+        """For the kernel baseline: port -> (the monitored link, its kernel FIFO)."""
+        links, names = self.resolved["links"], self.link_names()
+        out = {}
+        for i in range(len(links["from"])):
+            if bool(links["monitor"][i]):
+                field = f"topology.{names[i]}.qdisc.kind"
+                out[len(out)] = (i, kernel.fifo(links["qdiscs"][int(links["qdisc"][i])], field))
+        if not out:
+            raise UserError("the kernel baseline replaces the monitored links' queues; this network has none", "--baseline")
+        return out
+
+    def router_config(self) -> dict[str, Any]:
+        r = self.resolved
+        links = r["links"]
+        names = self.link_names()
+        port_of = {link: port for port, (link, _) in self.kernel_links.items()}
+        return {
+            "seed": int(r["seed"]),
+            "sample_interval_ns": int(r["sample_interval_ns"]),
+            "stop_after_ns": int(r["duration_ns"]) + int(120e9),
+            "tag_tos": traffic.TAG_TOS,
+            "flow_key": self.flow_key,
+            "realtime": True,
+            "batch_ns": BATCH_NS,
+            "nodes": len(NameList.from_contract(r["nodes"])),
+            "hosts": [{"node": n, "device": f"h{k}", "addr": self.addr[n]} for k, n in enumerate(self.host_nodes)],
+            "links": [
+                {
+                    "name": names[i],
+                    "from": int(links["from"][i]),
+                    "to": int(links["to"][i]),
+                    "rate_bps": int(links["rate_bps"][i]),
+                    "delay_ns": int(links["delay_ns"][i]),
+                    "qdisc": links["qdiscs"][int(links["qdisc"][i])],
+                    "monitor": bool(links["monitor"][i]),
+                    **({"kernel": port_of[i]} if i in port_of else {}),
+                }
+                for i in range(len(links["from"]))
+            ],
+            "kernel_ports": [{"into": f"ki{p}", "from": f"ko{p}"} for p in sorted(self.kernel_links)],
+        }
+
+    def mtu(self) -> int:
+        return max(576, max(p.packet_size for p in self.plans))
+
+    def start_router(self) -> None:
+        config = self.router_config()
+        (self.workdir / "router.json").write_text(json.dumps(config, indent=1))
+        self.router_ns = self.spaces.create("router")
+        for node in self.host_nodes:
+            self.host_ns[node] = self.spaces.create(f"h{self.host_nodes.index(node)}")
+        cmd = self.spaces.exec(self.router_ns, [router_binary(), str(self.workdir / "router.json"), str(self.workdir / "report.json")])
+        self.router = spawn(cmd, stdout=subprocess.PIPE, stderr=self.open("router.err"), text=True)
+        ready, _, _ = select.select([self.router.stdout], [], [], READY_TIMEOUT_S)
+        line = self.router.stdout.readline() if ready else ""  # type: ignore[union-attr]
+        if line.strip() != "ready":
+            self.router.wait(timeout=5)
+            err = (self.workdir / "router.err").read_text().strip()
+            raise UserError(f"the router did not start: {err or 'no message'}", "aqmlab-router")
+        for k, node in enumerate(self.host_nodes):
+            self.attach_host(f"h{k}", node, self.mtu())
+        if self.kernel_links:
+            self.attach_kernel()
+
+    def attach_kernel(self) -> None:
+        """Move the kernel ports' devices into a namespace of their own, forwarding
+        through the kernel's qdiscs."""
+        self.kernel_ns = self.spaces.create("kernel")
+        rates = self.resolved["links"]["rate_bps"]
+        for port, (link, fifo) in self.kernel_links.items():
+            into, out = f"ki{port}", f"ko{port}"
+            for device in (into, out):
+                netns.ip("link", "set", device, "netns", self.kernel_ns, namespace=self.router_ns)
+            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), fifo, self.shaper)
+            kernel.configure(self.kernel_ns, into, out, commands, str(SUBNET), self.mtu())
+
+    def read_kernel_stats(self, when: str = "at_end") -> None:
+        names = self.link_names()
+        for port, (link, _) in self.kernel_links.items():
+            self.kernel_stats.setdefault(names[link], {})[when] = kernel.stats(self.kernel_ns, f"ko{port}")
+
+    def attach_host(self, device: str, node: int, mtu: int) -> None:
+        ns = self.host_ns[node]
+        netns.ip("link", "set", device, "netns", ns, namespace=self.router_ns)
+        options = self.settings.get(node, {}).get("route", {})
+        route = ["route", "add", str(SUBNET), "dev", device]
+        for key, value in options.items():
+            route += [key, value]
+        batch = [
+            f"addr add {self.addr[node]}/32 dev {device}",
+            f"link set {device} mtu {mtu} up",
+            " ".join(route),
+        ]
+        netns.ip("-batch", "-", namespace=ns, input="\n".join(batch) + "\n")
+        sysctls = {"net.ipv6.conf.all.disable_ipv6": "1"}
+        if node in self.settings:
+            sysctls["net.ipv4.tcp_ecn"] = "1" if self.settings[node]["ecn"] else "0"
+        for key, value in sysctls.items():
+            netns.sysctl(ns, key, value)
+
+    # -- traffic ---------------------------------------------------------------
+
+    def start_servers(self) -> None:
+        for p in self.plans:
+            out = self.open(f"server{p.index}.json")
+            self.servers[p.index] = spawn(self.app(p.dst, p.server), stdout=out, stderr=subprocess.STDOUT)
+        time.sleep(SERVER_SETUP_S)
+
+    def app(self, node: int, args: list[str]) -> list[str]:
+        """The command line of an application on host ``node``."""
+        return self.spaces.exec(self.host_ns[node], ["nice", "-n", str(APP_NICE), *args])
+
+    def run_traffic(self) -> None:
+        """Start and stop the clients on the run's clock, until the end of the run."""
+        duration = int(self.resolved["duration_ns"])
+        events: list[tuple[int, int, str]] = []
+        if self.kernel_links:  # the kernel's counters at the end of the warm-up
+            events.append((int(self.resolved["warmup_ns"]), -1, "warmup"))
+        for p in self.plans:
+            events.append((p.start_ns, p.index, "start"))
+            if p.stop_ns is not None and p.stop_ns < duration:
+                events.append((int(p.stop_ns), p.index, "stop"))
+        events.sort()
+        self.t0_ns = time.monotonic_ns()
+        self.t0 = self.t0_ns / 1e9
+        for at, index, what in events:
+            self.sleep_until(at)
+            if what == "warmup":
+                self.read_kernel_stats("at_warmup")
+            elif what == "start":
+                p = self.plans[index]
+                out, err = self.open(f"client{index}.json"), self.open(f"client{index}.err")
+                self.clients[index] = spawn(self.app(p.src, p.client), stdout=out, stderr=err)
+            else:
+                self.interrupt(self.clients.get(index))
+        self.sleep_until(duration)
+        # The clients stop first, while the network still carries their last words
+        # to the servers; the router's window figures end at its last sample in the run.
+        for c in self.clients.values():
+            self.interrupt(c)
+        deadline = time.monotonic() + CLIENT_GRACE_S
+        for c in self.clients.values():
+            try:
+                c.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                c.kill()
+        self.read_kernel_stats()
+        self.stop_router()
+
+    def sleep_until(self, at_ns: int) -> None:
+        delay = self.t0 + at_ns / 1e9 - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    @staticmethod
+    def interrupt(process: subprocess.Popen[bytes] | None) -> None:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGINT)
+
+    def stop_router(self) -> None:
+        if self.router is None or self.router.poll() is not None:
+            return
+        self.router.send_signal(signal.SIGTERM)
+        try:
+            self.router.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.router.kill()
+            self.router.wait()
+
+    def report(self) -> dict[str, Any]:
+        path = self.workdir / "report.json"
+        if not path.exists():
+            err = (self.workdir / "router.err").read_text().strip()
+            raise RuntimeError(f"the router wrote no report ({err or 'no message'})")
+        return json.loads(path.read_text())
+
+    def client_reports(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for p in self.plans:
+            f = self.workdir / f"client{p.index}.json"
+            out[p.index] = traffic.client_report(f.read_text()) if f.exists() else {}
+        return out
+
+    # -- clean-up --------------------------------------------------------------
+
+    def close(self) -> None:
+        for process in [*self.clients.values(), *self.servers.values()]:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        if self.router is not None:
+            self.stop_router()
+            if self.router.stdout is not None:
+                self.router.stdout.close()
+        self.spaces.close()
+        for f in self.files:
+            f.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def workdir(out: Path | None) -> Path:
+    """Where the router's config and report and the applications' outputs go: the
+    results directory's ``emulator/`` (kept, for inspection), or a temporary one."""
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix="aqmlab-emulate-"))
+    d = Path(out) / "emulator"
+    d.mkdir(parents=True, exist_ok=True)
+    return d

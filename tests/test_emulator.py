@@ -1,0 +1,338 @@
+"""The emulator end to end: real Linux TCP and UDP (iperf3) in network namespaces
+through aqmlab's router (crates/router). Each run takes its scenario's duration in
+real time (3 s here); they need root, /dev/net/tun, iperf3 and the router built
+(`make setup`), and are skipped, saying which is missing, without them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aqmlab.emulate import netns
+from aqmlab.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Seconds of real time each emulated run takes (plus about a second).
+DURATION = 2.5
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if not os.path.exists("/dev/net/tun"):
+        return "needs /dev/net/tun"
+    if shutil.which("iperf3") is None:
+        return "needs iperf3 (make system)"
+    try:
+        from aqmlab.emulate.session import router_binary
+
+        router_binary()
+    except UserError as e:
+        return str(e)
+    return None
+
+
+needs_machine = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+def scenario(qdisc: dict[str, Any], flows: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A one-sender dumbbell: 4 Mb/s, 10 ms bottleneck, 1 ms access links, DURATION seconds."""
+    topology = {
+        "kind": "dumbbell",
+        "senders": extra.pop("senders", 1),
+        "bottleneck": {"rate": "4Mbps", "delay": "10ms", "qdisc": qdisc},
+        "access": {"rate": "100Mbps", "delay": extra.pop("access_delay", "1ms")},
+    }
+    return {
+        "name": "emulated", "duration": f"{DURATION}s", "warmup": "0.5s", "sample_interval": "100ms",
+        "tcp": {"variant": "cubic", "packet_size": "1500B", **extra.pop("tcp", {})},
+        "topology": topology, "flows": flows, **extra,
+    }
+
+
+def ours() -> list[str]:
+    """Namespaces of emulator runs on this machine."""
+    return [n for n in netns.listed() if n.startswith(netns.PREFIX)]
+
+
+def processes(pattern: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    return [p for p in out.split() if int(p) != os.getpid()]
+
+
+@pytest.fixture
+def emulate():
+    from aqmlab.emulate import emulate as run
+
+    before = set(ours())
+    yield run
+    assert set(ours()) <= before, "a run left namespaces behind"
+
+
+@needs_machine
+def test_a_tcp_flow_through_droptail_fills_the_link(emulate, tmp_path):
+    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp", "trace_cwnd": True}]), tmp_path)
+    rate = 4e6 * (1500 - 52) / 1500  # the link's payload rate (IPv4, TCP, timestamps)
+    flow = res.flows.row(0, named=True)
+    assert 0.9 * rate < flow["throughput_bps"] <= 1.005 * rate
+    assert res.summary["bottleneck_utilization"] > 0.95
+    # Departures count when a packet starts on the transmitter: one may straddle the window's end.
+    assert res.summary["bottleneck_utilization"] <= 1 + 1500 * 8 / 4e6 / (DURATION - 0.5 - 0.1)
+    assert res.queues.filter(res.queues["link"] == "bottleneck")["peak_packets"][0] <= 30
+    # The kernel's window, every 0.1 s: above the path's BDP (22 ms at 4 Mb/s: 7 packets) when the link is full.
+    cwnd = res.metric("cwnd", "0")
+    assert len(cwnd) >= 20 and cwnd["value"].max() > 7
+    res.write(tmp_path / "out")
+    for name in ("summary.json", "flows.parquet", "queues.parquet", "timeseries.parquet"):
+        assert (tmp_path / "out" / name).exists()
+
+
+@needs_machine
+def test_a_udp_flow_above_the_rate_gets_the_rate_and_the_rest_is_dropped(emulate, tmp_path):
+    res = emulate(scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "8Mbps", "packet_size": "1000B"}]), tmp_path)
+    rate = 4e6 * (1000 - 28) / 1000
+    flow = res.flows.row(0, named=True)
+    assert flow["throughput_bps"] == pytest.approx(rate, rel=0.01)
+    q = res.queues.filter(res.queues["link"] == "bottleneck").row(0, named=True)
+    assert q["drops_overflow"] == q["drops"] > 0
+    assert q["loss_rate"] == pytest.approx(0.5, abs=0.05)  # half of 8 Mb/s is dropped
+    assert q["peak_packets"] == 20  # a buffer of B packets holds B packets
+    assert q["arrivals"] == q["departures"] + q["drops"] + q["backlog_packets"]
+
+
+@needs_machine
+def test_qsdrr_shares_the_link_between_two_tcp_flows_of_different_rtts(emulate, tmp_path):
+    # A queue per flow (SFQ's 16 buckets would put both flows in one, one run in 16).
+    flows = [{"kind": "tcp", "count": 2, "src": ["s0", "s1"], "dst": ["d0", "d1"]}]
+    s = scenario({"kind": "qsdrr", "limit": "40pkt"}, flows, senders=2, access_delay=["1ms", "25ms"])
+    res = emulate(s, tmp_path)
+    thr = res.flows["throughput_bps"].to_list()
+    assert min(thr) > 0.35 * sum(thr), thr
+    assert res.summary["jain_index"] > 0.9
+    assert res.summary["bottleneck_utilization"] > 0.9
+
+
+@needs_machine
+def test_red_with_ecn_marks_ce_and_the_flow_keeps_its_rate(emulate, tmp_path):
+    red = {"kind": "red", "limit": "60pkt", "min_th": 3, "max_th": 12, "max_p": 0.1, "w_q": 0.02, "ecn": True}
+    res = emulate(scenario(red, [{"kind": "tcp"}], tcp={"ecn": True}), tmp_path)
+    q = res.queues.filter(res.queues["link"] == "bottleneck").row(0, named=True)
+    assert q["marks"] > 0
+    report = (tmp_path / "emulator" / "report.json").read_text()
+    import json
+
+    marked = sum(f["marked"] for f in json.loads(report)["flows"] if f["proto"] == 6)
+    assert marked > 0, "packets reached the receiver with CE set"
+    # The receiver's kernel took the marked packets (their checksums are right): the flow kept the link busy.
+    assert res.summary["bottleneck_utilization"] > 0.8
+
+
+@needs_machine
+def test_the_rtt_is_the_configured_propagation_delay(emulate, tmp_path):
+    udp = {"kind": "udp", "rate": "100kbps", "packet_size": "200B", "jitter": 0.5, "tagged": True}
+    res = emulate(scenario({"kind": "droptail", "limit": "30pkt"}, [udp, {"kind": "tcp", "size": "20kB"}]), tmp_path)
+    # Two ways over 1 ms + 10 ms + 0 ms, plus serialization of a 1500-byte packet at 4 Mb/s and 100 Mb/s.
+    propagation = 2 * 0.011
+    tcp = res.flows.filter(res.flows["kind"] == "tcp").row(0, named=True)
+    assert propagation <= tcp["base_rtt_s"] < propagation + 0.006
+    udp = res.flows.filter(res.flows["kind"] == "udp").row(0, named=True)
+    # One way: the propagation delay and the serialization on three links (100, 4, 100 Mb/s).
+    one_way = 0.011 + 200 * 8 * (2 / 100e6 + 1 / 4e6)
+    assert 0.011 < udp["delay_min_s"] <= one_way
+    assert udp["delay_mean_s"] < one_way + 0.001
+    # aqmlab-udp's CBR: 100 kb/s of 200-byte packets for the run, its gaps jittered by half.
+    assert udp["packets_sent"] == pytest.approx(DURATION * 100e3 / (200 * 8), rel=0.03)
+    # The router's RFC 3550 jitter: what the network added (a 20 kB TCP transfer crossed it).
+    assert 0 <= udp["jitter_s"] < 0.005
+    # The router kept its schedule: packets left it within a millisecond of it at the median.
+    assert res.timing["router_lateness_p50_s"] < 1e-3
+
+
+def test_fields_the_emulator_cannot_honour_are_refused_by_name(tmp_path):
+    from aqmlab.emulate import emulate
+    from aqmlab.tomlout import dumps
+
+    cases = {
+        "ties": {"ties": "numbered"},
+        "flows[0].model": {"flows": [{"kind": "udp", "rate": "1Mbps", "model": "onoff", "on": "1s", "off": "1s"}]},
+        "tcp.delayed_ack": {"tcp": {"packet_size": "1500B", "delayed_ack": True}},
+        "tcp.variant": {"tcp": {"variant": "tahoe"}},
+        "flows[0].tcp.dupack_threshold": {"flows": [{"kind": "tcp", "tcp": {"dupack_threshold": 4}}]},
+        "flows[0].kind": {"flows": [{"kind": "tcp_arrivals", "rate": "5/s", "size": "10pkt"}]},
+    }
+    for field, change in cases.items():
+        s = {**scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}]), **change}
+        with pytest.raises(UserError) as e:
+            emulate(s, tmp_path / "o")
+        assert e.value.exit_code == 2 and field in str(e.value), (field, str(e.value))
+    # The command line says the same and exits with status 2, before creating anything.
+    path = tmp_path / "s.toml"
+    path.write_text(dumps({**scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}]), "ties": "numbered"}))
+    done = subprocess.run([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "ties" in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_what_the_machine_lacks_is_named(monkeypatch):
+    from aqmlab.emulate import session
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "geteuid", lambda: 1000)
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.exit_code == 2 and e.value.field == "root"
+    with monkeypatch.context() as m:
+        m.setattr(os.path, "exists", lambda p: p != "/dev/net/tun")
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.field == "/dev/net/tun"
+    with monkeypatch.context() as m:
+        m.setattr(session.shutil, "which", lambda p: None if p == "iperf3" else "/usr/bin/" + p)
+        with pytest.raises(UserError) as e:
+            session.check_machine()
+        assert e.value.field == "iperf3" and "apt-get install iperf3" in str(e.value)
+    with monkeypatch.context() as m:
+        m.setattr(session.os, "access", lambda *a: False)
+        m.setattr(session.shutil, "which", lambda p: None)
+        with pytest.raises(UserError) as e:
+            session.router_binary()
+        assert e.value.field == "aqmlab-router" and "cargo build" in str(e.value)
+
+
+def _start_cli(tmp_path: Path) -> subprocess.Popen[str]:
+    from aqmlab.tomlout import dumps
+
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}, {"kind": "udp", "rate": "1Mbps"}])
+    s["duration"] = "20s"
+    path = tmp_path / "long.toml"
+    path.write_text(dumps(s))
+    before = set(ours())
+    p = subprocess.Popen([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o")],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not processes(f"iperf3 -c .* -p 520"):
+        time.sleep(0.1)
+    assert set(ours()) - before, "the run created its namespaces"
+    return p
+
+
+@needs_machine
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_leaves_nothing_behind(tmp_path, sig):
+    before = set(ours())
+    p = _start_cli(tmp_path)
+    p.send_signal(sig)
+    p.wait(timeout=20)
+    assert p.returncode != 0
+    assert set(ours()) <= before
+    assert not processes("aqmlab-router .*router.json")
+    assert not processes("iperf3 -[cs] .* -p 520")
+
+
+@needs_machine
+def test_a_killed_run_leaves_names_the_next_run_removes(tmp_path):
+    before = set(ours())
+    p = _start_cli(tmp_path)
+    p.kill()
+    p.wait(timeout=10)
+    left = set(ours()) - before
+    assert left, "SIGKILL leaves the namespaces"
+    removed = netns.remove_stale()
+    assert left <= set(removed)
+    assert set(ours()) <= before
+    deadline = time.monotonic() + 5
+    while processes("iperf3 -[cs] .* -p 520") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not processes("aqmlab-router .*router.json")
+    assert not processes("iperf3 -[cs] .* -p 520")
+
+
+@needs_machine
+def test_a_sweep_runs_on_the_emulator_and_stores_its_runs_apart(tmp_path):
+    from aqmlab.sweeps import sweep
+    from aqmlab.sweeps.store import run_hash
+
+    s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "6Mbps", "packet_size": "1000B"}])
+    s["duration"] = "1.5s"
+    result = sweep(s, {"topology.bottleneck.rate": ["3Mbps"]}, engine="emulator", store=tmp_path / "store")
+    row = result.runs.to_dicts()[0]
+    assert row["status"] == "ok", row["error"]
+    assert row["goodput_bps"] == pytest.approx(3e6 * 0.972, rel=0.02)
+    assert row["engine"] == "emulator"
+    # Stored under the emulator's hash, never where the simulator's run of the same scenario goes.
+    from aqmlab.scenario import Scenario
+
+    s["topology"]["bottleneck"]["rate"] = "3Mbps"
+    assert not (tmp_path / "store" / run_hash(Scenario.model_validate(s).resolve())).exists()
+    assert Path(row["store_path"]).exists()
+
+
+def test_an_unknown_engine_is_refused():
+    from aqmlab.sweeps import Runner
+
+    with pytest.raises(UserError) as e:
+        Runner(engine="qemu")
+    assert e.value.field == "--engine"
+
+
+@needs_machine
+def test_the_kernel_is_asked_which_qdiscs_it_has():
+    from aqmlab.emulate import kernel
+
+    before = set(ours())
+    found = kernel.available()
+    assert set(ours()) <= before
+    for kind in ("pfifo", "bfifo", "htb", "tbf"):  # the baseline's needs, on any Linux
+        assert found[kind] is None, (kind, found[kind])
+    # Every kind is answered: accepted, or refused with the kernel's words.
+    assert set(found) == set(kernel.KINDS)
+    assert all(v is None or v for v in found.values())
+
+
+@needs_machine
+def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_and_loss(emulate, tmp_path):
+    # One flow: two periodic flows in a FIFO share by the phase of their arrivals,
+    # which a few microseconds change (the phase effect), in the kernel as in ours.
+    s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "6Mbps", "packet_size": "1000B"}])
+    s["duration"] = "2s"
+    ours_ = emulate(s, tmp_path / "ours")
+    q0 = ours_.queues.filter(ours_.queues["link"] == "bottleneck").row(0, named=True)
+    assert q0["utilization"] == pytest.approx(1.0, abs=0.005)
+    for shaper in ("tbf", "htb"):
+        kernels = emulate(s, tmp_path / shaper, baseline="kernel", shaper=shaper)
+        q = kernels.queues.filter(kernels.queues["link"] == "bottleneck").row(0, named=True)
+        assert q["qdisc"] == f"kernel:{shaper}+pfifo"
+        assert q["utilization"] == pytest.approx(1.0, abs=0.02), shaper
+        # A third of 6 Mb/s is dropped, over the whole run (the kernel's counters are read
+        # when the run ends; the window's edges would be read later than the router's samples).
+        assert q["drops"] / q["arrivals"] == pytest.approx(q0["drops"] / q0["arrivals"], abs=0.02), shaper
+        assert kernels.flows["throughput_bps"][0] == pytest.approx(ours_.flows["throughput_bps"][0], rel=0.02), shaper
+        # The queue stays full: a packet waits for the 20 ahead of it, in both.
+        assert q["mean_delay_s"] == pytest.approx(q0["mean_delay_s"], rel=0.1), shaper
+
+
+def test_the_kernel_baseline_refuses_a_discipline_it_cannot_map(tmp_path):
+    from aqmlab.emulate import emulate as run
+
+    with pytest.raises(UserError) as e:
+        run(scenario({"kind": "sfq"}, [{"kind": "tcp"}]), tmp_path, baseline="kernel")
+    assert e.value.field == "topology.bottleneck.qdisc.kind"
+
+
+def test_unknown_emulator_options_are_refused_by_name(tmp_path):
+    from aqmlab.emulate import emulate as run
+
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}])
+    for kwargs, field in (({"flow_key": "ports"}, "--flow-key"), ({"baseline": "bsd"}, "--baseline"), ({"shaper": "cbq"}, "--shaper")):
+        with pytest.raises(UserError) as e:
+            run(s, tmp_path, **kwargs)
+        assert e.value.field == field
