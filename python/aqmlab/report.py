@@ -155,7 +155,7 @@ def acceptance_rows(entries: list[Entry]) -> list[list[str]]:
         best.setdefault(e.meta["id"], e)
     rows = []
     for tag, (statement, why) in ACCEPTANCE.items():
-        checks = [(e, c) for e in best.values() for c in e.comparisons if c.get("acceptance") == tag]
+        checks = [(e, c) for e in best.values() for c in e.comparisons if tag in (c.get("acceptance") or "").split(", ")]
         held = sum(1 for _, c in checks if c["ok"])
         if not checks:
             verdict = "not reproduced: " + (why or "no experiment in these results checks it")

@@ -1072,6 +1072,7 @@ class AccessParams:
 
 class Fig54(Experiment):
     id = "appenzeller.fig5_4"
+    acceptance = {"slow_over_same": "R12", "fast_over_same": "R12"}
     title = "Short flows: the buffer for a loss rate against flow length, at three access speeds (Fig 5.4)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.4, section 5.3.2; digest 003 E5.4, R12"
     summary = (
@@ -1176,6 +1177,7 @@ class AfctLoadParams:
 
 class Fig55(Experiment):
     id = "appenzeller.fig5_5"
+    acceptance = {"*": "R13"}
     title = "Short flows: completion time against load for buffers of 10 to 644 packets (Fig 5.5)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.5, section 5.3.3; digest 003 E5.5, R13"
     summary = (
@@ -1309,6 +1311,7 @@ MIX_RTT_S = 4230 / (MIX_BPS / (8 * PACKET_BYTES))
 
 class Fig56(MinBufferExperiment):
     id = "appenzeller.fig5_6"
+    acceptance = {"over_rule_n*": "R14"}
     title = "Minimum buffer for a mix of 20% short and 80% long flows (Fig 5.6)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.6, section 5.4.1; digest 003 E5.6, R14"
     summary = (
@@ -1394,6 +1397,7 @@ class AfctMixParams:
 
 class Fig57(Experiment):
     id = "appenzeller.fig5_7"
+    acceptance = {"afct_small_over_large_n*": "R15", "afct_small_over_large_n100": "R22"}
     title = "Short flows' completion time with buffers of 2T_pC and 2T_pC/sqrt(n) (Fig 5.7)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.7, section 5.4.2; digest 003 E5.7, R15, R22"
     summary = (
@@ -1499,6 +1503,7 @@ class RatioParams:
 
 class Fig58(Experiment):
     id = "appenzeller.fig5_8"
+    acceptance = {"*": "R16"}
     title = "Minimum buffer and AFCT for 10, 20 and 30% short flows (Fig 5.8)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 5.8, section 5.4.3; digest 003 E5.8, R16"
     summary = (
@@ -1695,6 +1700,8 @@ def realized_load(directory: Path, p: ParetoParams) -> float:
 class Pareto(Experiment):
     """Pareto flow lengths at a load just above the link (section 5.5); the two figures
     run the same two buffers and are judged each on its own."""
+
+    acceptance = {"*": "R17"}
 
     figure: str
     buffer_kind: str  #: "large" or "small"
@@ -1908,6 +1915,7 @@ def lab_setup(scale: float, warmup_s: float, measure_s: float, seeds: int) -> Lo
 
 class Fig61(Experiment):
     id = "appenzeller.fig6_1"
+    acceptance = {"util_n*": "R18"}
     title = "The lab router: utilization against buffer, model, ns-2, experiment and ours (Fig 6.1)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 6.1, section 6.1; digest 003 section 5.1, R18"
     summary = (
@@ -2002,6 +2010,7 @@ class LabShortParams:
 
 class Fig62(Experiment):
     id = "appenzeller.fig6_2"
+    acceptance = {"*": "R19"}
     title = "The lab router's short flows: queue distribution against the M/G/1 model (Figs 6.2-6.4)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Figs 6.2-6.4, section 6.1; digest 003 section 5.1, R19"
     summary = (
@@ -2136,6 +2145,7 @@ class StanfordParams:
 
 class Fig69(Experiment):
     id = "appenzeller.fig6_9"
+    acceptance = {"util_b*": "R20"}
     title = "The Stanford gateway at 20 Mb/s: utilization against buffer (Fig 6.9)"
     source = "seed 003 (Appenzeller, Sizing Router Buffers), Fig 6.9, section 6.2; digest 003 section 5.2, R20"
     summary = (
@@ -3049,23 +3059,35 @@ ACCEPTANCE: dict[str, tuple[str, str]] = {
             "Tight for l = 62 too: our ACK-clocked bursts stay below the exact tail of bursts arriving at once, "
             "but the thesis's 2nd-order tail is below that exact tail by about as much (appenzeller.fig4_3)."),
     "R12": ("An access link 10× slower than the bottleneck needs much less buffer; 5 vs 50 Mb/s access barely "
-            "differ (Fig 5.4)", ""),
+            "differ (Fig 5.4)",
+            "A 10x slower access saves a sixth of the buffer, not much: it spreads each flow's bursts but not "
+            "the number of flows sending at once (appenzeller.fig5_4)."),
     "R13": ("50 Mb/s short flows: AFCT = 350 ms at light load; B = 10 unstable beyond ~75% load; B = 40 fine to "
             "~90% (Fig 5.5)", ""),
-    "R14": ("Mix 20% short / 80% long, BDP 4230: minimum buffer ≈ 0.8·4230/√n, from about 150 flows (Fig 5.6)", ""),
+    "R14": ("Mix 20% short / 80% long, BDP 4230: minimum buffer ≈ 0.8·4230/√n, from about 150 flows (Fig 5.6)",
+            "At 150-200 flows 2-3.6x the rule, below it from 300; with the 677 ms round trip utilization falls "
+            "as the buffer grows past ~2x the rule, Reno and NewReno alike (not traced; appenzeller.fig5_6)."),
     "R15": ("AFCT much lower with BDP/√n buffers than with BDP buffers (n = 1-500 long flows, 20% short; "
             "Fig 5.7)", ""),
     "R16": ("Short fractions 10/20/30%: minimum buffer for 95% identical above ~110 flows; short-only threshold "
-            "~100 packets; AFCT within a few % across ratios (Fig 5.8)", ""),
+            "~100 packets; AFCT within a few % across ratios (Fig 5.8)",
+            "Above 110 flows the three ratios' buffers keep the model's 0.9 : 0.8 : 0.7 proportion instead of "
+            "converging; the model holds at all 18 points (appenzeller.fig5_8)."),
     "R17": ("Pareto, 155 Mb/s: B = BDP: utilization 100%, queue 800-1600, 60-160 flows in CA, loss ~1%; "
-            "B = 165: utilization > 99%, queue 0-165, > 100 flows in CA (Figs 5.9, 5.10)", ""),
+            "B = 165: utilization > 99%, queue 0-165, > 100 flows in CA (Figs 5.9, 5.10)",
+            "Loss 3.2% (5.5% with B = 165) against ~1%, and the large buffer's queue dips to 623 once; no load "
+            "gives both the thesis's queue and its loss (appenzeller.fig5_9, fig5_10)."),
     "R18": ("GSR OC3 (RTT·C = 1291): utilization 94.9/98.1/99.8/99.7% (n = 100, 0.5-3× BDP/√n) ... "
             "99.5/100/100/99.9% (n = 400) (Fig 6.1)",
-            "A Cisco GSR in a lab: reproducible only in simulation or through the emulator."),
+            "Simulated with the router's 43-packet hidden FIFO counted as buffer (appenzeller.fig6_1; its "
+            "scaled fidelity runs on the emulator)."),
     "R19": ("GSR short flows, ρ ≈ 0.85: M/G/1 matches l = 62, overestimates l = 30; l = 14 queue non-empty in "
-            "< 1% of samples (Figs 6.2-6.4)", "Hardware measurement: reproducible only in simulation or emulation."),
+            "< 1% of samples (Figs 6.2-6.4)",
+            "l = 14 and 6 exceed the 43-packet FIFO in 9% and 1.6% of samples (router: < 1%), which the thesis "
+            "puts down to smoothing by its switches and hosts (appenzeller.fig6_2)."),
     "R20": ("Stanford VXR at 20 Mb/s: 500 → 99.92%, 85 → 98.55%, 65 → 97.55%, 46 → 97.41% (Fig 6.9)",
-            "A live network's traffic: reproducible only as a simulation of its reported traffic."),
+            "Simulated from its reported traffic: 400 greedy flows keep the link full at every buffer, an upper "
+            "bound on the router's (appenzeller.fig6_9)."),
     "R21": ("Rule-of-thumb examples: 10 Gb/s × 250 ms = 2.5 Gbit; 40 Gb/s card → 10 Gbit; 10 Gb/s with 50,000 "
             "flows → about 10 Mbit; 2.5 Gb/s with 10,000 flows → 99% less", ""),
     "R22": ("Rule-of-thumb buffers add one RTT of queueing per congested hop; RTT ratio small/large buffers "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -48,7 +48,7 @@ class Reference:
     source: str  #: where the paper says it (figure, section, digest reference)
     paper_text: str = ""  #: how the paper states it, when it is a claim rather than a number
     note: str = ""  #: why a difference is expected, when one is
-    acceptance: str = ""  #: the digest's acceptance reference it checks, e.g. "R7" (digest 003 section 6)
+    acceptance: str = ""  #: the digest's acceptance references it checks, e.g. "R7" or "R15, R22" (digest 003 section 6)
 
 
 @dataclass
@@ -106,6 +106,17 @@ class Experiment(ABC):
     summary: ClassVar[str]  #: the setup in a paragraph
     differences: ClassVar[str] = ""  #: where we expect to differ from the paper, and why
     fidelities: ClassVar[dict[str, Any]]  #: ``"quick"`` and ``"paper"`` -> parameters (a dataclass)
+    #: The acceptance references its references check, by key (``"util_*"``: every key that
+    #: starts so; ``"*"``: every key), for references that name none themselves.
+    acceptance: ClassVar[dict[str, str]] = {}
+
+    def acceptance_of(self, ref: Reference) -> Reference:
+        """``ref`` with its acceptance references, its own or the experiment's for its key."""
+        if ref.acceptance:
+            return ref
+        tags = [tag for key, tag in self.acceptance.items()
+                if ref.key == key or (key.endswith("*") and ref.key.startswith(key[:-1]))]
+        return replace(ref, acceptance=", ".join(tags)) if tags else ref
 
     @abstractmethod
     def references(self, params: Any) -> list[Reference]:
@@ -171,7 +182,8 @@ def reproduce(
         table = experiment.measure(runner, params)
     wall = time.perf_counter() - t0
     found = experiment.findings(table, params)
-    comparisons = [Comparison.of(r, found.get(r.key)) for r in experiment.references(params)]
+    refs = [experiment.acceptance_of(r) for r in experiment.references(params)]
+    comparisons = [Comparison.of(r, found.get(r.key)) for r in refs]
     directory = Path(out) / ("emulator" if engine == "emulator" else "") / fidelity / experiment.id
     directory.mkdir(parents=True, exist_ok=True)
     table.write_parquet(directory / "table.parquet", **PARQUET_OPTIONS)
