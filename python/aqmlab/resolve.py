@@ -319,6 +319,8 @@ def _trace(t: Any, net: Network, resolved: dict[str, Any]) -> dict[str, Any]:
         out["flow_stats"] = True
     if t.flow_queues is not None:
         out["flow_queues"] = _link_number(t.flow_queues, net, "trace.flow_queues")
+    if t.queue_flows is not None:
+        out["queue_flows"] = _link_number(t.queue_flows, net, "trace.queue_flows")
     return out
 
 

@@ -522,6 +522,11 @@ class TraceConfig(Model):
         description="A link's name: the queues of its discipline each flow hashes to (sfq, mqfq, sfb), "
         "in flows.parquet's `queues` (default: none).",
     )
+    queue_flows: Optional[str] = Field(
+        None,
+        description="A link's name: at every sample, the most and fewest sending flows in one queue of its "
+        "discipline (sfq, mqfq, sfb, and the drr family with `queues`), in timeseries.parquet (default: none).",
+    )
 
 
 # ---------------------------------------------------------------------------

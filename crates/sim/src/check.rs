@@ -220,6 +220,9 @@ impl Scenario {
         if let Some(p) = &trace.pcap {
             self.check_trace_filter(Some(&p.links), p.flows.as_deref(), false, "trace.pcap")?;
         }
+        if let Some(l) = trace.queue_flows {
+            check_indices(Some(&[l]), self.links.len(), "link", "trace.queue_flows")?;
+        }
         if let Some(l) = trace.flow_queues {
             check_indices(Some(&[l]), self.links.len(), "link", "trace.flow_queues")?;
         }

@@ -362,14 +362,19 @@ pub struct Trace {
     /// (flows.parquet's `queues`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_queues: Option<u32>,
+    /// The link whose discipline's flows per queue are sampled: the most
+    /// and fewest sending flows in one queue (seed 000's chapter 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_flows: Option<u32>,
 }
 
 impl Trace {
     /// Whether nothing is recorded as packets go (`flow_queues` is read
-    /// from the disciplines after the run).
+    /// from the disciplines after the run, `queue_flows` at the samples).
     pub fn is_off(&self) -> bool {
         Self {
             flow_queues: None,
+            queue_flows: None,
             ..self.clone()
         } == Self::default()
     }

@@ -1,5 +1,6 @@
 //! The `Sample` event: every `sample_interval` the monitored links' queues
-//! and utilization, and the senders' windows, into the time series.
+//! and utilization, the senders' windows, and (`trace.queue_flows`) the
+//! flows per queue of one link's discipline, into the time series.
 
 use crate::engine::events::Event;
 use crate::engine::flow::Transport;
@@ -11,6 +12,9 @@ impl Simulation {
     pub(crate) fn sample(&mut self) {
         self.sample_links();
         self.sample_senders();
+        if let Some(link) = self.scenario.trace.queue_flows {
+            self.sample_queue_flows(link as usize);
+        }
         self.sample_due = self.now + self.scenario.sample_interval_ns;
         self.events.schedule(self.sample_due, Event::Sample);
     }
@@ -74,5 +78,48 @@ impl Simulation {
         self.series.push(now, "flows_in_ca", u32::MAX, in_ca as f64);
         self.series
             .push(now, "active_flows", u32::MAX, active as f64);
+    }
+
+    /// The most and the fewest sending flows that link `l`'s discipline
+    /// puts in one of the queues that hold any (a flow's first queue of
+    /// `QueueDiscipline::queues_of`): the true flows-per-queue balance of
+    /// seed 000's chapter 5, which a Bloom-filter distributor only
+    /// estimates. A flow sends from its start to its stop (UDP) or to the
+    /// end of the run (TCP).
+    fn sample_queue_flows(&mut self, l: usize) {
+        self.settle_for_sample(l);
+        let (now, queue) = (self.now, &self.links[l].queue);
+        let mut per_queue: Vec<u32> = Vec::new();
+        for (i, flow) in self.flows.iter().enumerate() {
+            let sending = flow.start <= now
+                && match &flow.transport {
+                    Transport::Udp(udp) => udp.stop.is_none_or(|stop| now < stop),
+                    Transport::Tcp(_) => true,
+                };
+            if !sending {
+                continue;
+            }
+            let Some(&q) = queue.queues_of(i as u64).first() else {
+                continue;
+            };
+            if per_queue.len() <= q as usize {
+                per_queue.resize(q as usize + 1, 0);
+            }
+            per_queue[q as usize] += 1;
+        }
+        let used = per_queue.iter().filter(|&&n| n > 0);
+        let (Some(most), Some(fewest)) = (used.clone().max(), used.clone().min()) else {
+            return;
+        };
+        // A queue no flow maps to is not seen here: `queue_flows_queues`
+        // says how many hold a flow, so that a reader knows when some hold
+        // none (a max/min of infinity).
+        let held = used.count();
+        self.series
+            .push(now, "queue_flows_max", l as u32, *most as f64);
+        self.series
+            .push(now, "queue_flows_min", l as u32, *fewest as f64);
+        self.series
+            .push(now, "queue_flows_queues", l as u32, held as f64);
     }
 }
