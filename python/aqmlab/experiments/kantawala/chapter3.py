@@ -1,0 +1,3 @@
+"""Seed 000, chapter 3 (in progress)."""
+
+EXPERIMENTS: list = []
