@@ -113,6 +113,15 @@ def us(seconds: float) -> str:
 # the policies
 
 
+#: Policies run with other parameters than the report's defaults, by name: TDRR's
+#: weights of Figure 3.6 (the default, 1/32, is ``tdrr``).
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tdrr_w128": ("tdrr", {"weight": 0.0078125}),
+    "tdrr_w8": ("tdrr", {"weight": 0.125}),
+}
+LABELS |= {"tdrr_w128": "TDRR w = 1/128", "tdrr_w8": "TDRR w = 1/8"}
+
+
 def qdisc(policy: str, buffer_pkts: int, **params: Any) -> dict[str, Any]:
     """The bottleneck's discipline with the report's parameters (``params`` override them):
 
@@ -123,6 +132,9 @@ def qdisc(policy: str, buffer_pkts: int, **params: Any) -> dict[str, Any]:
       0.1, T 1 s, W from 10% to 50% of the queues): one queue per flow sharing the
       buffer, quantum 1500 B; their defaults are the report's (docs/disciplines/).
     """
+    if policy in VARIANTS:
+        base, fixed = VARIANTS[policy]
+        return qdisc(base, buffer_pkts, **fixed, **params)
     q: dict[str, Any] = {"kind": policy, "limit": f"{buffer_pkts}pkt"}
     if policy == "red":
         q |= {"min_th": max(1, round(0.2 * buffer_pkts)), "max_th": buffer_pkts, "w_q": 0.001, "max_p": 0.01,
