@@ -27,9 +27,9 @@ __all__ = ["Comparison", "Experiment", "Reference", "Reproduction", "all_experim
 
 def all_experiments() -> list[Experiment]:
     """Every experiment, in the order of the seeds."""
-    from . import appenzeller, georg, kamra
+    from . import appenzeller, georg, kamra, kantawala
 
-    return [*georg.EXPERIMENTS, *kamra.EXPERIMENTS, *appenzeller.EXPERIMENTS]
+    return [*kantawala.EXPERIMENTS, *georg.EXPERIMENTS, *kamra.EXPERIMENTS, *appenzeller.EXPERIMENTS]
 
 
 def get(experiment_id: str) -> Experiment:

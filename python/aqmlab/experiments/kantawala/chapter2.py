@@ -1,0 +1,3 @@
+"""Seed 000, chapter 2 (in progress)."""
+
+EXPERIMENTS: list = []

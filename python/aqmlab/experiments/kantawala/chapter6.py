@@ -1,0 +1,3 @@
+"""Seed 000, chapter 6 (in progress)."""
+
+EXPERIMENTS: list = []
