@@ -429,7 +429,9 @@ class UdpFlow(Model):
     on: Optional[TimeDist] = Field(None, description="onoff only: on-period distribution.")
     off: Optional[TimeDist] = Field(None, description="onoff only: off-period distribution.")
     start: VaryingTime = Field("0s", description="Start time.")
-    stop: Optional[Time] = Field(None, description="Stop time (default: the end of the run).")
+    stop: Optional[VaryingTime] = Field(
+        None, description="Stop time: a value, a list (one per flow) or a distribution (default: the end of the run)."
+    )
     tagged: bool = Field(False, description="Tagged multimedia traffic (for disciplines that treat it apart).")
 
     @model_validator(mode="after")

@@ -8,7 +8,8 @@ parameters, TCP, the hosts' queues, the readers of a run and the fair-share stat
 
 from __future__ import annotations
 
-from . import chapter2, chapter3, chapter6
+from . import chapter2, chapter3, chapter4, chapter5, chapter6, chapter7
 
 #: Every experiment of the seed, in chapter order.
-EXPERIMENTS = [*chapter2.EXPERIMENTS, *chapter3.EXPERIMENTS, *chapter6.EXPERIMENTS]
+EXPERIMENTS = [*chapter2.EXPERIMENTS, *chapter3.EXPERIMENTS, *chapter4.EXPERIMENTS, *chapter5.EXPERIMENTS,
+               *chapter6.EXPERIMENTS, *chapter7.EXPERIMENTS]
