@@ -223,7 +223,8 @@ impl Links {
 /// Explicit flows, column-wise: flow `i` belongs to `groups[group[i]]`
 /// (which says what it sends), goes from node `src[i]` to node `dst[i]`
 /// along `path` and, for TCP, has its ACKs come back along `reverse_path`;
-/// it starts at `start_ns[i]`.
+/// it starts at `start_ns[i]` and stops at `stop_ns[i]` if that column is
+/// given and the value is not 0, else at its group's stop.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flows {
@@ -236,6 +237,9 @@ pub struct Flows {
     pub dst: Vec<u32>,
     #[serde(default)]
     pub start_ns: Vec<u64>,
+    /// Each flow's own stop (0: its group's); empty when no flow has one.
+    #[serde(default)]
+    pub stop_ns: Vec<u64>,
     #[serde(default)]
     pub path: Paths,
     /// Empty routes for UDP flows.
@@ -252,12 +256,23 @@ impl Flows {
         self.group.is_empty()
     }
 
+    /// When flow `i` stops: its own stop, else its group's `group_stop`.
+    pub fn stop_of(&self, i: usize, group_stop: Option<u64>) -> Option<u64> {
+        match self.stop_ns.get(i) {
+            Some(&stop) if stop > 0 => Some(stop),
+            _ => group_stop,
+        }
+    }
+
     /// Add a flow of group `group`.
     pub fn push(&mut self, group: u32, route: &Route, start_ns: u64) {
         self.group.push(group);
         self.src.push(route.src);
         self.dst.push(route.dst);
         self.start_ns.push(start_ns);
+        if !self.stop_ns.is_empty() {
+            self.stop_ns.push(0);
+        }
         self.path.push(&route.path);
         self.reverse_path.push(&route.reverse_path);
     }
@@ -453,6 +468,7 @@ impl Scenario {
             "flows.src" => U32(&mut f.src),
             "flows.dst" => U32(&mut f.dst),
             "flows.start_ns" => U64(&mut f.start_ns),
+            "flows.stop_ns" => U64(&mut f.stop_ns),
             "flows.path.offsets" => U64(&mut f.path.offsets),
             "flows.path.links" => U32(&mut f.path.links),
             "flows.reverse_path.offsets" => U64(&mut f.reverse_path.offsets),
