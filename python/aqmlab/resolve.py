@@ -77,6 +77,7 @@ def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
         "ecn": cfg.ecn,
         # Only when not the default, so that other profiles resolve as before it.
         **({"rtt_estimator": cfg.rtt_estimator} if cfg.rtt_estimator != "rfc6298" else {}),
+        **({"timeout_cwnd": cfg.timeout_cwnd} if cfg.timeout_cwnd != "restart" else {}),
         # CUBIC's parameters only for CUBIC, and only those set (the rest are
         # Rust's defaults): other profiles resolve as they did before it.
         **({"cubic": cubic} if cfg.variant == "cubic" and (cubic := cfg.cubic.model_dump(exclude_none=True)) else {}),

@@ -211,6 +211,11 @@ class TcpConfig(Model):
         description='RTT estimator of the retransmission timer: "rfc6298" (a sample on every new ACK) or "ns2" '
         "(ns-2 2.35's tcp.cc: one timed packet at a time, in clock_granularity ticks, ns-2's back-off).",
     )
+    timeout_cwnd: Literal["restart", "half"] = Field(
+        "restart",
+        description='The window after a retransmission timeout: "restart" (one packet, then slow start) or "half" '
+        "(ssthresh, as after a fast retransmit: seed 000's \"dup. only\" Reno).",
+    )
     cubic: CubicConfig = Field(default_factory=CubicConfig, description='CUBIC\'s parameters (variant = "cubic").')
 
 

@@ -547,6 +547,21 @@ pub enum RttEstimator {
     Ns2,
 }
 
+/// The window a retransmission timeout leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutCwnd {
+    /// One packet, then slow start (RFC 5681 section 3.1; ns-2's
+    /// `CLOSE_CWND_RESTART`).
+    #[default]
+    Restart,
+    /// ssthresh, as after a fast retransmit: the window halves and the
+    /// flow goes on in congestion avoidance (ns-2's `CLOSE_CWND_HALF`).
+    /// Seed 000 section 2.1.1's "dup. only" Reno, which makes every loss
+    /// act as the analysis assumes a duplicate-ACK loss does.
+    Half,
+}
+
 /// TCP parameters shared by a group of flows (ns-2 one-way TCP semantics:
 /// windows and sequence numbers count packets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -588,6 +603,9 @@ pub struct TcpProfile {
     /// The RTT estimator behind the retransmission timer.
     #[serde(default, skip_serializing_if = "is_default")]
     pub rtt_estimator: RttEstimator,
+    /// The window after a retransmission timeout.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub timeout_cwnd: TimeoutCwnd,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
