@@ -472,12 +472,13 @@ class Buckets(Experiment):
     )
     differences = (
         "The report plots its bucket counts without listing them; we sweep 1, 2, 5, 10, 20, 50, 100 (digest 4.9). "
-        "Quick fidelity: a tenth of the flows, rates and buffer (10 flows per bottleneck, B = 100), so its bucket "
-        "counts are a tenth of the paper's (1 to 10 queues)."
+        "Quick fidelity: a fifth of the flows, rates and buffer (20 flows per bottleneck, B = 200), so its bucket "
+        "counts are a fifth of the paper's (2 to 20 queues); at a tenth, 10 buckets per 100 flows is one queue, a "
+        "FIFO, which is not what the paper's 10 buckets are."
     )
     fidelities = {
-        "quick": BucketParams(common.Scale(factor=0.1, duration_s=100.0), buckets=(10, 20, 50, 100),
-                              policies=("drr", "qsdrr", "dtdrr")),
+        "quick": BucketParams(common.Scale(factor=0.2, duration_s=100.0), buckets=(10, 20, 100),
+                              policies=("qsdrr", "dtdrr"), topologies=("sb", "mrtt")),
         "paper": BucketParams(common.Scale()),
     }
 
