@@ -202,3 +202,21 @@ def test_e4_flows_per_interval_fall(out):
         # the slow-start overshoot hits many flows; later intervals few
         assert d["flows"][0] >= d["flows"][-3:].mean()
         assert d.filter(pl.col("interval") >= 5)["flows"].mean() <= 3
+
+
+def test_e4_few_flows_leave_qsdrr_little_to_do(out):
+    t = _reproduce("kantawala.e4_smalln", out).table
+    p = chapter4.FewFlows.fidelities["quick"]
+    for n in p.flows:
+        d = t.filter((pl.col("n") == n) & (pl.col("buffer") == max(p.buffers)))
+        mean = dict(zip(d["policy"], d["mean_pct"]))
+        # at a BDP of buffer every policy keeps the link busy, and QSDRR is not far ahead of Tail Drop
+        assert min(mean.values()) > 75
+        assert mean["qsdrr"] - mean["droptail"] < 10
+
+
+def test_e4_goodput_depends_on_the_window_only(out):
+    t = _reproduce("kantawala.e4_scale", out).table
+    spread = t.group_by("policy", "sweep", "window").agg((pl.col("mean_pct").max() - pl.col("mean_pct").min()).alias("d"))
+    assert spread["d"].max() < 5
+    assert (t["mean_pct"] > 90).all()
