@@ -166,11 +166,15 @@ def test_e5_buckets(out):
     assert set(t["queues"].unique()) == {p.queues(b) for b in p.buckets}
     for top in p.topologies:
         d = t.filter(pl.col("topology") == top)
-        assert (d["utilization"] > 0.9).all()
+        assert (d["utilization"] > 0.75).all() and (d["std_fair"] < 0.15).all()
         for pol in p.policies:
             mean = dict(zip(*d.filter(pl.col("policy") == pol).select("buckets", "mean_pct")))
             # a queue per flow does at least as well as a tenth as many, within a few points
             assert mean[100] > mean[10] - 10
+            if top == "mrtt":
+                # buckets that mix 40 and 200 ms flows (flow j in queue j mod n) leave the
+                # 200 ms flows far less than queues of their own (docs/experiments.md)
+                assert mean[100] > mean[10] + 20
 
 
 # ---------------------------------------------------------------------------
