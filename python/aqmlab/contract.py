@@ -40,6 +40,10 @@ COLUMNS: dict[str, Any] = {
     "flows.reverse_path.links": np.uint32,
 }
 
+#: Columns present only when some value is not the default: a flow's own stop (0: its
+#: group's), written only if a flow has one, so that other scenarios resolve as before.
+OPTIONAL_COLUMNS = frozenset({"flows.stop_ns"})
+
 #: Values of a column written to JSON at a time.
 _SLICE = 1 << 16
 
