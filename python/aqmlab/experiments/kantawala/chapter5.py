@@ -22,6 +22,7 @@ UDP flows per source, each stopping when the next starts (``stop`` per flow).
 from __future__ import annotations
 
 import math
+import heapq
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,6 +272,11 @@ class ChurnParams:
     source_bps: float = 1e6
     seeds: int = 1
 
+    @property
+    def sized_for(self) -> int:
+        """The flows the filters are sized for (10 bits a flow, :func:`distributor`)."""
+        return self.sources
+
 
 def churn_flows(p: ChurnParams, hold_s: float, seed: int) -> dict[str, Any]:
     """The flows of :class:`DestinationChurn` as one UDP entry: each source's chain of
@@ -296,21 +302,30 @@ def churn_scenario(policy: str, hold_s: float, p: ChurnParams, seed: int = 1) ->
     """Section 5.3.2: ``sources`` Poisson sources of 1 Mb/s on their own 10 Mb/s access links,
     into a 1.2 Gb/s QSDRR bottleneck with ``queues`` queues fed by ``filters`` Bloom filters
     (or hashing); every flow changes destination after an exponential hold time."""
+    return bloom_scenario(f"kantawala-bloom-churn-{policy}-hold{hold_s:g}", policy, p, p.sources,
+                          churn_flows(p, hold_s, seed), p.duration_s, seed)
+
+
+def bloom_scenario(name: str, policy: str, p: Any, senders: int, flows: dict[str, Any], duration_s: float,
+                   seed: int) -> dict[str, Any]:
+    """A run of section 5.3: ``flows`` from ``senders`` hosts on 10 Mb/s access links into the
+    QSDRR bottleneck of ``p`` (its rate, buffer, queues and filters), its true flows per
+    queue sampled every ``p.sample_s``."""
     return {
-        "name": f"kantawala-bloom-churn-{policy}-hold{hold_s:g}",
+        "name": name,
         "description": "seed 000, chapter 5 (aqmlab.experiments.kantawala.chapter5)",
         "seed": seed,
-        "duration": f"{p.duration_s:g}s",
+        "duration": f"{round(duration_s * 1e3)}ms",
         "sample_interval": f"{round(p.sample_s * 1e3)}ms",
         "topology": {
-            "kind": "dumbbell", "senders": p.sources, "receivers": 1,
+            "kind": "dumbbell", "senders": senders, "receivers": 1,
             "bottleneck": {"rate": f"{p.link_bps:.0f}bps", "delay": "1ms",
-                           "qdisc": distributor(policy, p.queues, p.filters, p.buffer, p.sources)},
+                           "qdisc": distributor(policy, p.queues, p.filters, p.buffer, p.sized_for)},
             "access": {"rate": "10Mbps", "delay": "0ms"},
             "receiver_access": {"rate": f"{p.link_bps:.0f}bps", "delay": "0ms"},
             "access_qdisc": common.HOST_QUEUE,
         },
-        "flows": [churn_flows(p, hold_s, seed)],
+        "flows": [flows],
         "trace": {"queue_flows": "bottleneck"},
     }
 
@@ -325,6 +340,33 @@ def imbalance_series(directory: Path, queues: int) -> pl.DataFrame:
     low = pl.when(pl.col("queues") < queues).then(0.0).otherwise(pl.col("min"))
     return wide.select("time_s", "max", low.alias("min")).with_columns(
         pl.when(pl.col("min") > 0).then(pl.col("max") / pl.col("min")).otherwise(math.inf).alias("ratio"))
+
+
+def ratio_summary(t: pl.DataFrame, case: str) -> pl.DataFrame:
+    """Average, maximum and minimum of the max/min ratio over each run, by policy and
+    ``case``; ``empty_share``: the samples with a queue holding no flow."""
+    return t.group_by("policy", case).agg(
+        pl.col("ratio").mean().alias("average"), pl.col("ratio").max().alias("maximum"),
+        pl.col("ratio").min().alias("minimum"), pl.col("ratio").is_infinite().mean().alias("empty_share"),
+    ).sort(case, "policy")
+
+
+def _ratio_panels(t: pl.DataFrame, policies: tuple[str, ...], case: str, values: tuple[float, ...], title: str,
+                  path: Path) -> Path:
+    """The report's time plots: the true max/min flows per queue of each policy, a panel per case."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(values), 1, figsize=(9, 2.8 * len(values)), squeeze=False)
+    for ax, v in zip(axes[:, 0], values):
+        for policy in policies:
+            d = t.filter((pl.col("policy") == policy) & (pl.col(case) == v) & (pl.col("seed") == 1))
+            ax.plot(d["time_s"], d["ratio"].replace(math.inf, None), lw=0.7, label=LABELS[policy])
+        ax.set_title(title.format(v), fontsize="medium")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("max/min flows per queue")
+        ax.set_ylim(bottom=1)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", ncol=len(policies))
+    return _save(fig, path)
 
 
 class DestinationChurn(Experiment):
@@ -372,10 +414,7 @@ class DestinationChurn(Experiment):
     @staticmethod
     def summary_table(t: pl.DataFrame) -> pl.DataFrame:
         """Average, maximum and minimum of the max/min ratio over each run (Tables 5.6-5.8)."""
-        return t.group_by("policy", "hold_s").agg(
-            pl.col("ratio").mean().alias("average"), pl.col("ratio").max().alias("maximum"),
-            pl.col("ratio").min().alias("minimum"), pl.col("ratio").is_infinite().mean().alias("empty_share"),
-        ).sort("hold_s", "policy")
+        return ratio_summary(t, "hold_s")
 
     def findings(self, t: pl.DataFrame, p: ChurnParams) -> dict[str, float | None]:
         s = self.summary_table(t)
@@ -420,20 +459,7 @@ class DestinationChurn(Experiment):
         return refs
 
     def plot(self, t: pl.DataFrame, p: ChurnParams, path: Path) -> Path:
-        plt = _pyplot()
-        hs = p.hold_times_s
-        fig, axes = plt.subplots(len(hs), 1, figsize=(9, 2.8 * len(hs)), squeeze=False)
-        for ax, h in zip(axes[:, 0], hs):
-            for policy in p.policies:
-                d = t.filter((pl.col("policy") == policy) & (pl.col("hold_s") == h) & (pl.col("seed") == 1))
-                ax.plot(d["time_s"], d["ratio"].replace(math.inf, None), lw=0.7, label=LABELS[policy])
-            ax.set_title(f"Figs 5.14-5.15: mean hold time {h:g} s", fontsize="medium")
-            ax.set_xlabel("time (s)")
-            ax.set_ylabel("max/min flows per queue")
-            ax.set_ylim(bottom=1)
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="small", ncol=len(p.policies))
-        return _save(fig, path)
+        return _ratio_panels(t, p.policies, "hold_s", p.hold_times_s, "Figs 5.14-5.15: mean hold time {:g} s", path)
 
     def example_scenario(self, p: ChurnParams) -> dict[str, Any]:
         return churn_scenario("dequeue", p.hold_times_s[0], p)
@@ -555,4 +581,147 @@ class Buckets(Experiment):
         return self.scenario("sb", "qsdrr", 10, p)
 
 
-EXPERIMENTS: list[Experiment] = [Buckets(), StaticDistribution(), DestinationChurn()]
+# ---------------------------------------------------------------------------
+# Tables 5.3-5.5: a population that grows and shrinks
+
+
+@dataclass(frozen=True)
+class PopulationParams:
+    low: int = 2000
+    high: int = 10000
+    rates: tuple[float, ...] = (100.0, 50.0, 20.0, 10.0)  #: flow arrivals (then departures) a second
+    queues: int = 200
+    filters: int = 2000
+    link_bps: float = 1.2e9
+    buffer: int = 4000
+    policies: tuple[str, ...] = ("periodic", "dequeue", "both", "hash")
+    measure_from_s: float = 1.0
+    hold_s: float = 2.0  #: at the low population again, before the run ends
+    sample_s: float = 0.05
+    source_bps: float = 1e6
+    seeds: int = 1
+
+    @property
+    def sized_for(self) -> int:
+        """The filters are sized for the peak (A-BF2: 10,000 / 2,000 = 5 flows a filter)."""
+        return self.high
+
+
+def population_flows(p: PopulationParams, rate: float, seed: int) -> tuple[dict[str, Any], int, float]:
+    """Section 5.3.1 (A-BF6): ``low`` flows from t = 0; then flows arrive as a Poisson
+    process of ``rate`` a second until there are ``high``, and from then leave at the same
+    rate (a random one of those sending each time) until ``low`` are left. Each flow has a
+    host of its own while it sends (hosts are reused). Returns the UDP entry, the hosts
+    and the run's length (``hold_s`` past the last departure)."""
+    g = _rng(seed, f"kantawala-population-{rate:g}")
+    starts = [0.0] * p.low
+    t = 0.0
+    for _ in range(p.high - p.low):
+        t += g.exponential(1.0 / rate)
+        starts.append(t)
+    stops = [math.inf] * p.high
+    active = list(range(p.high))
+    for _ in range(p.high - p.low):
+        t += g.exponential(1.0 / rate)
+        stops[active.pop(int(g.integers(len(active))))] = t
+    end = t + p.hold_s
+    # hosts: a free host for each flow in order of start, back in the pool at its stop
+    free, busy, host = list(range(p.high)), [], [0] * p.high
+    for f in sorted(range(p.high), key=lambda f: starts[f]):
+        while busy and busy[0][0] <= starts[f]:
+            free.append(heapq.heappop(busy)[1])
+        host[f] = free.pop()
+        heapq.heappush(busy, (stops[f], host[f]))
+    ns = lambda x: f"{round(x * 1e9)}ns"  # noqa: E731
+    entry = {"kind": "udp", "group": "sources", "count": p.high, "src": [f"s{h}" for h in host], "dst": "d0",
+             "model": "poisson", "rate": f"{p.source_bps:.0f}bps", "packet_size": f"{common.PACKET_BYTES}B",
+             "header_size": "0B", "start": [ns(x) for x in starts],
+             "stop": [ns(min(x, end + 1.0)) for x in stops]}
+    return entry, p.high, end
+
+
+def population_scenario(policy: str, rate: float, p: PopulationParams, seed: int = 1) -> dict[str, Any]:
+    flows, hosts, end = population_flows(p, rate, seed)
+    return bloom_scenario(f"kantawala-bloom-population-{policy}-rate{rate:g}", policy, p, hosts, flows, end, seed)
+
+
+class GrowingPopulation(Experiment):
+    id = "kantawala.e5_population"
+    title = ("Flows from 2,000 to 10,000 and back: PB, DB and both against hashing, max/min flows per queue over "
+             "time (Tables 5.3-5.5, Figs 5.10-5.13)")
+    source = ("seed 000 (Kantawala and Turner, WUCSE-2005-11), Tables 5.3-5.5, Figs 5.10-5.13, section 5.3.1; "
+              "digest 000 sections 2.11, 4.10 (E5d), A-BF6, A-BF7")
+    summary = (
+        "Poisson sources of 1 Mb/s (1500-byte packets), each on its own 10 Mb/s access link, into a 1.2 Gb/s QSDRR "
+        "bottleneck (B = 4000) with 200 queues fed by 2000 Bloom filters (cleared every 200 ms, counted for 50 ms); "
+        "2000 flows at first, then arrivals at 10-100 flows a second up to 10,000, then departures at the same "
+        "rate back to 2000. The true max/min flows per queue every 50 ms: its average, maximum and minimum."
+    )
+    differences = (
+        "The ramps' shape is not given (A-BF6): arrivals only, then departures only, each a Poisson process of the "
+        "stated rate, a departure taking a random flow. The link is overloaded up to 8 times (A-BF7); only the "
+        "distribution is measured. Paper fidelity is heavy (a run of 1,600 s at 10 flows a second carries some "
+        "8 x 10^8 packets); quick fidelity runs a twentieth of the flows, queues and filters at 5 flows a second "
+        "(the same flows a queue and, per queue, the same churn as the paper's 100 a second)."
+    )
+    fidelities = {
+        "quick": PopulationParams(low=100, high=500, rates=(5.0,), queues=10, filters=100, link_bps=60e6,
+                                  buffer=200, policies=("periodic", "dequeue", "hash")),
+        "paper": PopulationParams(),
+    }
+
+    def points(self, p: PopulationParams) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+        return {(policy, r): [population_scenario(policy, r, p, seed) for seed in range(1, p.seeds + 1)]
+                for r in p.rates for policy in p.policies}
+
+    def measure(self, runner: Any, p: PopulationParams) -> pl.DataFrame:
+        pts = self.points(p)
+        keys = list(pts)
+        dirs = run_dirs(runner, [pts[k] for k in keys], self.id)
+        frames = []
+        for (policy, r), runs in zip(keys, dirs):
+            for seed, d in enumerate(runs, start=1):
+                sr = imbalance_series(d, p.queues).filter(pl.col("time_s") >= p.measure_from_s)
+                frames.append(sr.with_columns(pl.lit(policy).alias("policy"), pl.lit(r).alias("rate"),
+                                              pl.lit(seed).alias("seed")))
+        return pl.concat(frames).select("policy", "rate", "seed", "time_s", "max", "min", "ratio")
+
+    def findings(self, t: pl.DataFrame, p: PopulationParams) -> dict[str, float | None]:
+        s = ratio_summary(t, "rate")
+        out: dict[str, float | None] = {}
+        for r in s.iter_rows(named=True):
+            for stat in ("average", "maximum", "minimum"):
+                out[f"{r['policy']}_{r['rate']:g}_{stat}"] = r[stat]
+        return out
+
+    def references(self, p: PopulationParams) -> list[Reference]:
+        #: Tables 5.3-5.5 (digest 4.10): rate -> (PB, DB, Both, Hash) averages and maxima
+        avg = {100: (1.98, 1.28, 1.28, 3.72), 50: (1.55, 1.21, 1.21, 3.72), 20: (1.34, 1.18, 1.18, 3.72),
+               10: (1.28, 1.17, 1.18, 3.72)}
+        mx = {100: (5.10, 2.50, 2.50, 11.0), 50: (3.50, 2.10, 2.10, 11.0), 20: (2.60, 1.70, 1.78, 11.0),
+              10: (2.30, 1.83, 1.57, 11.0)}
+        refs = []
+        scaled = p.high != 10000
+        for r in p.rates:
+            paper_rate = round(r * 10000 / p.high)  # the paper's rate of the same churn per queue
+            if paper_rate not in avg:
+                continue
+            for i, policy in enumerate(("periodic", "dequeue", "both", "hash")):
+                if policy not in p.policies:
+                    continue
+                note = (f"{p.high / 10000:g} of the paper's setup at {r:g} flows/s, compared with its "
+                        f"{paper_rate} flows/s" if scaled else "")
+                refs.append(Reference(f"{policy}_{r:g}_average", f"{r:g} flows/s: {LABELS[policy]}, average max/min",
+                                      avg[paper_rate][i], "factor", 1.25, "Table 5.3", note=note))
+                refs.append(Reference(f"{policy}_{r:g}_maximum", f"{r:g} flows/s: {LABELS[policy]}, maximum max/min",
+                                      mx[paper_rate][i], "factor", 1.5, "Table 5.4", note=note))
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: PopulationParams, path: Path) -> Path:
+        return _ratio_panels(t, p.policies, "rate", p.rates, "Figs 5.10-5.13: {:g} flows/s", path)
+
+    def example_scenario(self, p: PopulationParams) -> dict[str, Any]:
+        return population_scenario("dequeue", p.rates[0], p)
+
+
+EXPERIMENTS: list[Experiment] = [Buckets(), StaticDistribution(), DestinationChurn(), GrowingPopulation()]
