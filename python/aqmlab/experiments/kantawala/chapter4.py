@@ -537,7 +537,8 @@ class ScaleInvariance(Experiment):
             ax.set_ylabel("mean goodput (% of fair share)")
             ax.set_title(f"{name}: B = BDP", fontsize="medium")
             ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="x-small")
+            if ax.lines:  # a sweep may have no feasible point at a fidelity
+                ax.legend(fontsize="x-small")
         return _save(fig, path)
 
     def example_scenario(self, p: ScaleParams) -> dict[str, Any]:
