@@ -84,7 +84,10 @@ def test_flows_per_queue_over_time():
     q = {"kind": "qsdrr", "limit": "1000pkt", "queues": 3, "mapping": "modulo"}
     ts = aqmlab.run(_udp_dumbbell(q, flows, trace={"queue_flows": "bottleneck"})).timeseries
     ts = ts.filter(pl.col("metric").cast(pl.Utf8).str.starts_with("queue_flows"))
-    at = lambda t, m: ts.filter((pl.col("time_s").round(3) == t) & (pl.col("metric") == m))["value"].item()  # noqa: E731
+
+    def at(t, m):
+        return ts.filter((pl.col("time_s").round(3) == t) & (pl.col("metric") == m))["value"].item()
+
     assert (at(0.5, "queue_flows_max"), at(0.5, "queue_flows_min"), at(0.5, "queue_flows_queues")) == (4, 3, 3)
     assert (at(1.5, "queue_flows_max"), at(1.5, "queue_flows_min"), at(1.5, "queue_flows_queues")) == (3, 3, 2)
 
@@ -236,6 +239,7 @@ def test_e4_few_flows_leave_qsdrr_little_to_do(out):
 
 def test_e4_goodput_depends_on_the_window_only(out):
     t = _reproduce("kantawala.e4_scale", out).table
-    spread = t.group_by("policy", "sweep", "window").agg((pl.col("mean_pct").max() - pl.col("mean_pct").min()).alias("d"))
+    spread = t.group_by("policy", "sweep", "window").agg(
+        (pl.col("mean_pct").max() - pl.col("mean_pct").min()).alias("d"))
     assert spread["d"].max() < 5
     assert (t["mean_pct"] > 90).all()

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from ...plots import pyplot as _pyplot
@@ -229,8 +228,8 @@ class DropTraces(Experiment):
 
     def plot(self, t: pl.DataFrame, p: TraceParams, path: Path) -> Path:
         plt = _pyplot()
-        fig, axes = plt.subplots(len(TRACE_CASES), len(p.policies), figsize=(5.5 * len(p.policies), 3 * len(TRACE_CASES)),
-                                 squeeze=False)
+        rows, cols = len(TRACE_CASES), len(p.policies)
+        fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3 * rows), squeeze=False)
         for row, case in zip(axes, TRACE_CASES):
             for ax, pol in zip(row, p.policies):
                 d = t.filter((pl.col("figure") == case.figure) & (pl.col("policy") == pol)
@@ -466,7 +465,8 @@ def scale_points(p: ScaleParams) -> list[tuple[str, int, int, float, float]]:
 
 class ScaleInvariance(Experiment):
     id = "kantawala.e4_scale"
-    title = "Scale invariance: goodput at B = BDP depends on the fair-share window, not on rate, RTT or flows (Figs 4.18-4.20)"
+    title = ("Scale invariance: goodput at B = BDP depends on the fair-share window, not on rate, RTT or flows "
+             "(Figs 4.18-4.20)")
     source = ("seed 000 (Kantawala and Turner, WUCSE-2005-11), Figs 4.17-4.20, section 4.5; digest 000 sections 4.8, "
               "A-S1")
     summary = (

@@ -44,7 +44,8 @@ MARKERS = {"static": "x", "periodic": "s", "dequeue": "o", "both": "^", "hash": 
 NEVER_FULL_HOST = {"kind": "droptail", "limit": "1000000pkt"}
 
 
-def distributor(policy: str, queues: int, filters: int, buffer_pkts: int, flows: int, kind: str = "qsdrr") -> dict[str, Any]:
+def distributor(policy: str, queues: int, filters: int, buffer_pkts: int, flows: int,
+                kind: str = "qsdrr") -> dict[str, Any]:
     """The bottleneck's discipline (QSDRR, as sections 5.3.1-5.3.2 run it) with ``queues``
     queues fed by ``filters`` Bloom filters and ``policy``'s balancing, or by plain
     hashing. Each filter has the bits for a false-positive rate under 1% at the flows it
@@ -549,8 +550,8 @@ class Buckets(Experiment):
         for top in p.topologies:
             what = BUCKET_GROUPS[top][0]
             refs += [
-                Reference(f"{top}_gain_{b_lo}_to_{b_hi}_buckets", f"{top}: {what}, largest gain in mean % of fair share "
-                          f"from {b_lo} to {b_hi} buckets per 100 flows", 0.0, "at_most", 10.0,
+                Reference(f"{top}_gain_{b_lo}_to_{b_hi}_buckets", f"{top}: {what}, largest gain in mean % of fair "
+                          f"share from {b_lo} to {b_hi} buckets per 100 flows", 0.0, "at_most", 10.0,
                           "Figs 5.1, 6.13", "'diminishing returns beyond 10 buckets ... only a marginal gain from 10 "
                           "to 100'"),
                 Reference(f"{top}_worst_std", f"{top}: {what}, largest sigma / fair share at >= {b_lo} buckets", 0.15,

@@ -29,7 +29,7 @@ packets``: their ``enqueue`` and ``dequeue`` events):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -257,12 +257,12 @@ class TargetFlow(Experiment):
             "ideal_convergence_report_rule": float(theory.cbr_ideal_convergence(1 / 9)),
         }
         # below 0.9: the schedulers alike (largest spread of their averages, in 1.6 ms)
-        out["low_load_delay_spread"] = max(
-            max(at(s, k, x, "mean_delay") for s in p.schedulers) - min(at(s, k, x, "mean_delay") for s in p.schedulers)
-            for k in ks for x in low)
-        out["low_load_convergence_spread"] = max(
-            max(at(s, k, x, "convergence") for s in p.schedulers) - min(at(s, k, x, "convergence") for s in p.schedulers)
-            for k in ks for x in low)
+        def spread(k: int, x: float, col: str) -> float:
+            values = [at(s, k, x, col) for s in p.schedulers]
+            return max(values) - min(values)
+
+        out["low_load_delay_spread"] = max(spread(k, x, "mean_delay") for k in ks for x in low)
+        out["low_load_convergence_spread"] = max(spread(k, x, "convergence") for k in ks for x in low)
         for k in ks:
             hi = [x for x in high]
             conv = {s: float(np.mean([at(s, k, x, "convergence") for x in hi])) for s in p.schedulers}
@@ -275,8 +275,8 @@ class TargetFlow(Experiment):
             out[f"k{k}_wdrr_max_over_mean"] = m["wdrr"] / d["wdrr"]
             out[f"k{k}_max_delay_wdrr_over_wf2q"] = m["wdrr"] / m["wf2q_plus"]
             out[f"k{k}_max_delay_scfq_over_wf2q"] = m["scfq"] / m["wf2q_plus"]
-            out[f"k{k}_worst_delay_wf2q_minus_wdrr"] = (
-                max(at("wf2q_plus", k, x, "max_delay") for x in loads) - max(at("wdrr", k, x, "max_delay") for x in loads))
+            worst = {s: max(at(s, k, x, "max_delay") for x in loads) for s in ("wf2q_plus", "wdrr")}
+            out[f"k{k}_worst_delay_wf2q_minus_wdrr"] = worst["wf2q_plus"] - worst["wdrr"]
         k0, k1 = min(ks), max(ks)
         out["wdrr_convergence_k_ratio"] = (float(np.mean([at("wdrr", k1, x, "convergence") for x in high]))
                                            / float(np.mean([at("wdrr", k0, x, "convergence") for x in high])))
@@ -315,7 +315,8 @@ class TargetFlow(Experiment):
                 Reference(f"k{k}_delay_wdrr_minus_scfq", f"{k} background flows, load >= 1: average delay, WDRR less "
                           "SCFQ (x 1.6 ms)", 0.0, "at_least", 0.0, f74, "'WDRR has the longest average delays' (> 0)"),
                 Reference(f"k{k}_delay_scfq_minus_wf2q", f"{k} background flows, load >= 1: average delay, SCFQ less "
-                          "WF2Q+ (x 1.6 ms)", 0.0, "at_least", 0.0, f74, "'WF2Q has the shortest average delays' (> 0)"),
+                          "WF2Q+ (x 1.6 ms)", 0.0, "at_least", 0.0, f74,
+                          "'WF2Q has the shortest average delays' (> 0)"),
                 Reference(f"k{k}_wdrr_max_over_mean", f"{k} background flows, load >= 1: WDRR's maximum / average "
                           "delay", 2.0, "factor", 1.5, f75, "'For WDRR, the maximum delay experienced is about twice "
                           "the average delay'"),
