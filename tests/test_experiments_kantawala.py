@@ -25,9 +25,9 @@ def test_registered_in_chapter_order_before_the_other_seeds():
     ids = [e.id for e in experiments.all_experiments()]
     ours = [i for i in ids if i.startswith("kantawala.")]
     assert ids[: len(ours)] == ours
-    for e in ("kantawala.e2_taildrop", "kantawala.e2_red", "kantawala.e2_rtt", "kantawala.e3_sb", "kantawala.e3_mrtt",
-              "kantawala.e3_mh", "kantawala.e3_short", "kantawala.e6_sb", "kantawala.e6_maxmin", "kantawala.e6_episodes",
-              "kantawala.e6_membw"):
+    for e in ("e2_taildrop", "e2_red", "e2_rtt", "e3_sb", "e3_mrtt", "e3_mh", "e3_short", "e6_sb", "e6_maxmin",
+              "e6_mrtt", "e6_mh", "e6_short", "e6_episodes", "e6_membw"):
+        e = f"kantawala.{e}"
         assert e in ours
     assert ours.index("kantawala.e2_rtt") < ours.index("kantawala.e3_sb") < ours.index("kantawala.e6_sb")
 
