@@ -25,9 +25,9 @@ def test_registered_in_chapter_order_before_the_other_seeds():
     ids = [e.id for e in experiments.all_experiments()]
     ours = [i for i in ids if i.startswith("kantawala.")]
     assert ids[: len(ours)] == ours
-    for e in ("kantawala.e2_taildrop", "kantawala.e2_red", "kantawala.e2_rtt", "kantawala.e3_sb", "kantawala.e3_mrtt",
-              "kantawala.e3_mh", "kantawala.e3_short", "kantawala.e6_sb", "kantawala.e6_episodes",
-              "kantawala.e6_membw"):
+    for e in ("e2_taildrop", "e2_red", "e2_rtt", "e3_sb", "e3_mrtt", "e3_mh", "e3_short", "e6_sb", "e6_maxmin",
+              "e6_mrtt", "e6_mh", "e6_short", "e6_episodes", "e6_membw"):
+        e = f"kantawala.{e}"
         assert e in ours
     assert ours.index("kantawala.e2_rtt") < ours.index("kantawala.e3_sb") < ours.index("kantawala.e6_sb")
 
@@ -223,3 +223,12 @@ def test_e6_discard_episodes(out, store):
     # a DSDRR queue leaves discard state as soon as it empties; QSDRR's drop queue stays
     # until another queue is picked: DSDRR's episodes are shorter and more regular
     assert f["dsdrr_max"] < f["qsdrr_max"] and f["dsdrr_std"] < f["qsdrr_std"]
+
+
+def test_e6_max_min_over_time(out, store):
+    t, f = reproduce("kantawala.e6_maxmin", out, store)
+    assert t["time_s"].max() == pytest.approx(100.0)
+    # per-flow queues serve every backlogged flow alike: over a run the largest and
+    # smallest flows' throughputs come closer than through one FIFO
+    for p in ("qsdrr", "dtdrr", "dsdrr"):
+        assert f[f"{p}_end"] < f["droptail_end"]

@@ -276,7 +276,8 @@ class RttParams:
 class RttUnfairness(Experiment):
     id = "kantawala.e2_rtt"
     title = "40 ms against 200 ms flows under Tail Drop and RED: throughput and windows (Table 2.4, Figs 2.6-2.7)"
-    source = "seed 000 (Kantawala & Turner), Table 2.4, Figs 2.6-2.7, section 2.2; digest 000 sections 3.2, 4.1, reference 3"
+    source = ("seed 000 (Kantawala & Turner), Table 2.4, Figs 2.6-2.7, section 2.2; digest 000 sections 3.2, 4.1, "
+              "reference 3")
     summary = (
         "50 Reno flows with RTT 40 ms and 50 with 200 ms share the 500 Mb/s bottleneck (10 Mb/s access), Tail Drop "
         "and RED with buffers of 800 and 4167 packets, 100 s. Mean throughput of each class (Table 2.4) and the mean "

@@ -527,7 +527,7 @@ def short_findings(t: pl.DataFrame, policies: tuple[str, ...]) -> dict[str, floa
     ratio = {topo: t.filter((pl.col("topology") == topo) & (pl.col("class") == "ratio")) for topo in ("mrtt", "mh")}
     non_drr = tuple(x for x in NON_DRR if x in policies)
     base_small = mean_over(sb, non_drr, "goodput_bps", 0, 1999)
-    base_5000 = mean_over(sb, non_drr, "goodput_bps", 5000, 5000) if sb.filter(pl.col("buffer") == 5000).height else None
+    base_5000 = mean_over(sb, non_drr, "goodput_bps", 5000, 5000)
     for pol in policies:
         if pol in DRR_FAMILY and base_small:
             g = mean_over(sb, (pol,), "goodput_bps", 0, 1999)

@@ -93,7 +93,8 @@ class MultiHop6(ch3.MultiHop):
 class ShortBursts6(ch3.ShortBursts):
     id = "kantawala.e6_short"
     title = "Short bursts, DTDRR and DSDRR: goodput and completion time in the three topologies (Figs 6.8, 6.10, 6.12)"
-    source = "seed 000 (Kantawala & Turner), Figs 6.8, 6.10, 6.12, section 6.4; digest 000 section 4.12, references 9-11"
+    source = ("seed 000 (Kantawala & Turner), Figs 6.8, 6.10, 6.12, section 6.4; digest 000 section 4.12, "
+              "references 9-11")
     summary = ch3.ShortBursts.summary + " Policies of chapter 6."
     fidelities = chapter6(ch3.ShortBursts.fidelities)
 
@@ -113,6 +114,84 @@ class ShortBursts6(ch3.ShortBursts):
 
     def plot(self, t: pl.DataFrame, p: ch3.SweepParams, path: Path) -> Path:
         return ch3.short_plot(t, self.policies(p), path, "Figs 6.8, 6.10, 6.12")
+
+
+# ---------------------------------------------------------------------------
+# Fig 6.7: the largest flow's throughput over the smallest's, over time
+
+
+@dataclass(frozen=True)
+class MaxMinParams:
+    scale: c.Scale
+    buffers: tuple[int, ...] = (400, 800, 4167)
+    series_s: float = 1.0
+
+
+class MaxMinOverTime(Experiment):
+    id = "kantawala.e6_maxmin"
+    title = "Largest over smallest flow throughput over time, single bottleneck (Fig 6.7)"
+    source = "seed 000 (Kantawala & Turner), Fig 6.7, section 6.3.1; digest 000 sections 4.12, 5"
+    summary = (
+        "The single bottleneck with 100 long-lived Reno flows, B = 400, 800 and 4167, chapter 6's policies. At each "
+        "second, each flow's throughput since t = 0 (its goodput series, summed), and the largest over the smallest."
+    )
+    differences = (
+        "The report's 'actual max/min over time' does not say over what window; we take each flow's throughput since "
+        "the start (digest 000 section 5, first choice). Quick fidelity: 10 flows on 50 Mb/s, buffers scaled by 0.1."
+    )
+    fidelities = {"quick": MaxMinParams(ch3.QUICK_LONG), "paper": MaxMinParams(ch3.PAPER)}
+
+    def scenario(self, policy: str, buffer: int, p: MaxMinParams) -> dict[str, Any]:
+        return c.single_bottleneck(policy, buffer, p.scale, trace={"flow_series": f"{p.series_s:g}s"})
+
+    def measure(self, runner: Any, p: MaxMinParams) -> pl.DataFrame:
+        keys = [(pol, b) for b in p.buffers for pol in c.CHAPTER6_POLICIES]
+        dirs = run_dirs(runner, [[self.scenario(pol, b, p)] for pol, b in keys], self.id)
+        frames = []
+        for (pol, b), (d,) in zip(keys, dirs):
+            ts = pl.read_parquet(d / "timeseries.parquet").filter(pl.col("metric") == "throughput_bps")
+            since = ts.sort("time_s").with_columns(
+                (pl.col("value").cum_sum().over("entity") / pl.int_range(1, pl.len() + 1).over("entity"))
+                .alias("since_start"))
+            ratio = since.group_by("time_s").agg((pl.col("since_start").max() / pl.col("since_start").min())
+                                                 .alias("max_min"))
+            frames.append(ratio.with_columns(pl.lit(pol).alias("policy"), pl.lit(b).alias("buffer")))
+        return pl.concat(frames).sort("policy", "buffer", "time_s")
+
+    def findings(self, t: pl.DataFrame, p: MaxMinParams) -> dict[str, float | None]:
+        end = t.filter(pl.col("time_s") == pl.col("time_s").max())
+        f: dict[str, float | None] = {}
+        for pol in c.CHAPTER6_POLICIES:
+            x = end.filter(pl.col("policy") == pol)["max_min"]
+            f[f"{pol}_end"] = float(x.max()) if len(x) else None
+        return f
+
+    def references(self, p: MaxMinParams) -> list[Reference]:
+        levels = {"dsdrr": (1.0, "converge to about 1"), "dtdrr": (1.0, "converge to about 1"),
+                  "qsdrr": (1.0, "converge to about 1"), "red": (2.0, "'at best ... around 2'"),
+                  "blue": (2.0, "'at best ... around 2'"), "droptail": (3.0, "'thrice'")}
+        return [Reference(f"{pol}_end", f"{c.LABELS[pol]}: max/min throughput since the start at the end of the run, "
+                          "largest over B", v, "abs", 0.5 if v < 2 else 1.0, "Fig 6.7", words)
+                for pol, (v, words) in levels.items()]
+
+    def plot(self, t: pl.DataFrame, p: MaxMinParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, axes = plt.subplots(1, len(p.buffers), figsize=(5 * len(p.buffers), 4), sharey=True)
+        for ax, b in zip(np.atleast_1d(axes), p.buffers):
+            for pol in c.CHAPTER6_POLICIES:
+                d = t.filter((pl.col("policy") == pol) & (pl.col("buffer") == b))
+                ax.plot(d["time_s"], d["max_min"].clip(upper_bound=10.0), label=c.LABELS[pol])
+            ax.set_title(f"B = {b}", fontsize="medium")
+            ax.set_xlabel("time (s)")
+            ax.set_ylim(0.9, 6)
+            ax.grid(True, alpha=0.3)
+        np.atleast_1d(axes)[0].set_ylabel("max / min flow throughput since t = 0")
+        np.atleast_1d(axes)[0].legend(fontsize="x-small")
+        fig.suptitle("Fig 6.7: ratio of the largest to the smallest flow throughput")
+        return _save(fig, path)
+
+    def example_scenario(self, p: MaxMinParams) -> dict[str, Any]:
+        return self.scenario("dsdrr", 800, p)
 
 
 # ---------------------------------------------------------------------------
@@ -306,4 +385,5 @@ class DiscardEpisodes(Experiment):
         return self.scenario("dsdrr", p)
 
 
-EXPERIMENTS = [SingleBottleneck6(), MultiRtt6(), MultiHop6(), ShortBursts6(), DiscardEpisodes(), MemoryBandwidth()]
+EXPERIMENTS = [SingleBottleneck6(), MaxMinOverTime(), MultiRtt6(), MultiHop6(), ShortBursts6(), DiscardEpisodes(),
+               MemoryBandwidth()]
