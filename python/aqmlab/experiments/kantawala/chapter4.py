@@ -359,7 +359,7 @@ class SmallParams:
 
 class FewFlows(Experiment):
     id = "kantawala.e4_smalln"
-    title = "2, 4 and 8 flows on one bottleneck: QSDRR loses its edge, RED does best (Fig 4.8)"
+    title = "2, 4 and 8 flows on one bottleneck: mean goodput of each policy against buffer (Fig 4.8)"
     source = ("seed 000 (Kantawala and Turner, WUCSE-2005-11), Fig 4.8, section 4.3; digest 000 sections 4.7, "
               "6 reference 13")
     summary = (
