@@ -74,6 +74,7 @@ impl Simulation {
                 0 => Time::MAX,
                 _ => 0,
             },
+            sending: Default::default(),
             accel: AccelState::new(&scenario),
             scenario,
         };

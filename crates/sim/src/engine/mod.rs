@@ -75,6 +75,8 @@ pub struct Simulation {
     pub(crate) warmed_up: bool,
     /// When the next `Sample` event runs (`Time::MAX` without samples).
     pub(crate) sample_due: Time,
+    /// The flows `trace.queue_flows` counts, kept between samples.
+    pub(crate) sending: crate::measure::samples::SendingFlows,
     /// What the accelerations keep between events.
     pub(crate) accel: AccelState,
 }
