@@ -33,11 +33,16 @@ COLUMNS: dict[str, Any] = {
     "flows.src": np.uint32,
     "flows.dst": np.uint32,
     "flows.start_ns": np.int64,
+    "flows.stop_ns": np.int64,
     "flows.path.offsets": np.int64,
     "flows.path.links": np.uint32,
     "flows.reverse_path.offsets": np.int64,
     "flows.reverse_path.links": np.uint32,
 }
+
+#: Columns present only when some value is not the default: a flow's own stop (0: its
+#: group's), written only if a flow has one, so that other scenarios resolve as before.
+OPTIONAL_COLUMNS = frozenset({"flows.stop_ns"})
 
 #: Values of a column written to JSON at a time.
 _SLICE = 1 << 16
@@ -202,6 +207,8 @@ def flow_rows(resolved: dict[str, Any]) -> list[dict[str, Any]]:
             "reverse_path": route(fl["reverse_path"], i),
         }
         row["start_ns"] = int(fl["start_ns"][i])
+        if "stop_ns" in fl and int(fl["stop_ns"][i]):
+            row["stop_ns"] = int(fl["stop_ns"][i])
         rows.append(row)
     return rows
 

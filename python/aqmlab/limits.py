@@ -411,8 +411,11 @@ def _udp(resolved: dict[str, Any], seconds: float, hops: Any, delays: Any, where
         if g["kind"] != "udp":
             continue
         mine, src = group == gi, g["source"]
-        stop = g["stop_ns"] / 1e9 if g.get("stop_ns") is not None else seconds
-        active = np.clip(min(stop, seconds) - start[mine], 0, None)
+        stop = np.full(int(mine.sum()), g["stop_ns"] / 1e9 if g.get("stop_ns") is not None else seconds)
+        if "stop_ns" in fl:  # flows with a stop of their own
+            own = np.asarray(fl["stop_ns"], dtype=np.float64)[mine] / 1e9
+            stop = np.where(own > 0, own, stop)
+        active = np.clip(np.minimum(stop, seconds) - start[mine], 0, None)
         sends = 1.1 * src["rate_bps"] * active / (8 * g["packet_size"]) + 10
         periods = 0.0
         if src["model"] == "on_off":

@@ -77,6 +77,7 @@ def tcp_profile(cfg: Any, where: str) -> dict[str, Any]:
         "ecn": cfg.ecn,
         # Only when not the default, so that other profiles resolve as before it.
         **({"rtt_estimator": cfg.rtt_estimator} if cfg.rtt_estimator != "rfc6298" else {}),
+        **({"timeout_cwnd": cfg.timeout_cwnd} if cfg.timeout_cwnd != "restart" else {}),
         # CUBIC's parameters only for CUBIC, and only those set (the rest are
         # Rust's defaults): other profiles resolve as they did before it.
         **({"cubic": cubic} if cfg.variant == "cubic" and (cubic := cfg.cubic.model_dump(exclude_none=True)) else {}),
@@ -215,13 +216,15 @@ class _FlowColumns:
         self.paths: list[tuple[Paths, Paths]] = []
 
     def add(self, group: dict[str, Any], srcs: np.ndarray, dsts: np.ndarray, starts: np.ndarray,
-            routes: tuple[Paths, Paths]) -> None:
+            routes: tuple[Paths, Paths], stops: np.ndarray | None = None) -> None:
         n = len(srcs)
         self.blocks.append({
             "group": np.full(n, len(self.groups), dtype=np.uint32),
             "src": srcs.astype(np.uint32),
             "dst": dsts.astype(np.uint32),
             "start_ns": np.asarray(starts, dtype=np.int64),
+            # 0: the group's stop (the column is written only if a flow has its own)
+            "stop_ns": np.zeros(n, dtype=np.int64) if stops is None else np.asarray(stops, dtype=np.int64),
         })
         self.groups.append(group)
         self.paths.append(routes)
@@ -230,6 +233,8 @@ class _FlowColumns:
         out: dict[str, Any] = {"groups": self.groups}
         for name, dtype in (("group", np.uint32), ("src", np.uint32), ("dst", np.uint32), ("start_ns", np.int64)):
             out[name] = np.concatenate([b[name] for b in self.blocks]) if self.blocks else np.empty(0, dtype=dtype)
+        if any(b["stop_ns"].any() for b in self.blocks):
+            out["stop_ns"] = np.concatenate([b["stop_ns"] for b in self.blocks])
         for k, name in enumerate(("path", "reverse_path")):
             parts = [routes[k] for routes in self.paths]
             out[name] = _join(parts)
@@ -275,7 +280,14 @@ def resolve(s: Any) -> dict[str, Any]:
             j = np.arange(f.count)
             src, dst = srcs[j % len(srcs)], dsts[j % len(dsts)]
             routes = _routes(net, src, dst, where, f, acks=f.kind == "tcp")
-            flows.add(_group(f, where, label, starts, profiles), src, dst, starts, routes)
+            stops = None
+            if f.kind == "udp" and f.stop is not None and not is_scalar(f.stop):
+                stops = expand(f.stop, f.count, "time", f"{where}.stop", seed, f"{key}:stop", "flows")
+                if (early := stops <= starts).any():
+                    i = int(np.argmax(early))
+                    raise UserError(f"must be later than the start of flow {i} ({units.format_time(int(starts[i]))})",
+                                    f"{where}.stop")
+            flows.add(_group(f, where, label, starts, profiles), src, dst, starts, routes, stops)
         else:
             arrivals.append(_arrivals(f, where, label, net, srcs, dsts, profiles, duration))
     nodes, links = net.to_contract()
@@ -319,6 +331,8 @@ def _trace(t: Any, net: Network, resolved: dict[str, Any]) -> dict[str, Any]:
         out["flow_stats"] = True
     if t.flow_queues is not None:
         out["flow_queues"] = _link_number(t.flow_queues, net, "trace.flow_queues")
+    if t.queue_flows is not None:
+        out["queue_flows"] = _link_number(t.queue_flows, net, "trace.queue_flows")
     return out
 
 
@@ -406,7 +420,8 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
             "off": sim_dist(f.off, "time", f"{where}.off"),
         }
     packet_size, header_size = packet_and_header(f, where)
-    stop = None if f.stop is None else _stop(f.stop, starts, where)
+    # a stop per flow is a column (see the caller), not the group's
+    stop = _stop(f.stop, starts, where) if f.stop is not None and is_scalar(f.stop) else None
     return {
         "kind": "udp",
         "label": label,

@@ -211,6 +211,11 @@ class TcpConfig(Model):
         description='RTT estimator of the retransmission timer: "rfc6298" (a sample on every new ACK) or "ns2" '
         "(ns-2 2.35's tcp.cc: one timed packet at a time, in clock_granularity ticks, ns-2's back-off).",
     )
+    timeout_cwnd: Literal["restart", "half"] = Field(
+        "restart",
+        description='The window after a retransmission timeout: "restart" (one packet, then slow start) or "half" '
+        "(ssthresh, as after a fast retransmit: seed 000's \"dup. only\" Reno).",
+    )
     cubic: CubicConfig = Field(default_factory=CubicConfig, description='CUBIC\'s parameters (variant = "cubic").')
 
 
@@ -429,7 +434,9 @@ class UdpFlow(Model):
     on: Optional[TimeDist] = Field(None, description="onoff only: on-period distribution.")
     off: Optional[TimeDist] = Field(None, description="onoff only: off-period distribution.")
     start: VaryingTime = Field("0s", description="Start time.")
-    stop: Optional[Time] = Field(None, description="Stop time (default: the end of the run).")
+    stop: Optional[VaryingTime] = Field(
+        None, description="Stop time: a value, a list (one per flow) or a distribution (default: the end of the run)."
+    )
     tagged: bool = Field(False, description="Tagged multimedia traffic (for disciplines that treat it apart).")
 
     @model_validator(mode="after")
@@ -521,6 +528,11 @@ class TraceConfig(Model):
         None,
         description="A link's name: the queues of its discipline each flow hashes to (sfq, mqfq, sfb), "
         "in flows.parquet's `queues` (default: none).",
+    )
+    queue_flows: Optional[str] = Field(
+        None,
+        description="A link's name: at every sample, the most and fewest sending flows in one queue of its "
+        "discipline (sfq, mqfq, sfb, and the drr family with `queues`), in timeseries.parquet (default: none).",
     )
 
 

@@ -245,6 +245,10 @@ impl<P: Packet> QueueDiscipline<P> for Dsdrr<P> {
         Some(p)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        self.q.queues_of(key)
+    }
+
     fn backlog(&self) -> Backlog {
         self.q.backlog()
     }

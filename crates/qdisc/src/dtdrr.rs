@@ -104,6 +104,10 @@ impl<P: Packet> QueueDiscipline<P> for Dtdrr<P> {
         self.q.dequeue().map(|(_, p)| p)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        self.q.queues_of(key)
+    }
+
     fn backlog(&self) -> Backlog {
         self.q.backlog()
     }

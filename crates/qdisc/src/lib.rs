@@ -191,9 +191,11 @@ pub trait QueueDiscipline<P: Packet> {
     /// The queues a flow with key `key` may be put in, for a discipline
     /// that spreads flows over a fixed set of queues by hashing, in the
     /// order of its hash functions (duplicates kept): SFQ's one, MQFQ's d,
-    /// SFB's bin at each level (numbered `level * bins + bin`). Empty for
-    /// any other. A measurement (which flows share a queue, seed 001's
-    /// interference), asked after a run, never on a packet's path.
+    /// SFB's bin at each level (numbered `level * bins + bin`), the bucket
+    /// of seed 000's DRR family with `queues` (hash, modulo or Bloom map,
+    /// where it is now). Empty for any other. A measurement (which flows
+    /// share a queue, seed 001's interference; flows per queue over time,
+    /// seed 000's chapter 5), never on a packet's path.
     fn queues_of(&self, _key: u64) -> Vec<u32> {
         Vec::new()
     }

@@ -107,7 +107,7 @@ impl<P: Packet> QueueDiscipline<P> for Scfq<P> {
         let q = self.map.classify(key);
         if q == self.queues.count() {
             self.queues.add_queue();
-            self.weight.push(self.weights.get(key) as f64);
+            self.weight.push(self.weights.get(key));
             self.tags.push(VecDeque::new());
             self.last_finish.push(0.0);
             self.heads.grow();
@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn tags_and_order_on_a_hand_worked_trace() {
         // Flow 1 weight 1, flow 2 weight 2, 1000-byte packets.
-        let mut d = Scfq::new(Limit::Packets(100), FlowWeights::new([(2, 2)], 1));
+        let mut d = Scfq::new(Limit::Packets(100), FlowWeights::new([(2, 2.0)], 1.0));
         let mut v = Verdicts::new();
         // t = 0: flow 1 x2 -> tags 1000, 2000; flow 2 x3 -> 500, 1000, 1500.
         for s in 0..2 {
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn backlogged_flows_share_bytes_by_weight() {
-        let mut d = Scfq::new(Limit::Packets(10_000), FlowWeights::new([(0, 3)], 1));
+        let mut d = Scfq::new(Limit::Packets(10_000), FlowWeights::new([(0, 3.0)], 1.0));
         let mut v = Verdicts::new();
         for s in 0..1000 {
             d.enqueue(TestPacket::new(0, s, 500), 0, &mut v);

@@ -378,9 +378,9 @@ mod tests {
             r#""bits" is not a choice here; write "packets" or "bytes""#
         );
         let (path, message) = refusal(
-            r#"{"kind": "wdrr", "limit": {"packets": 9}, "weights": [{"flow": 1, "weight": -2}]}"#,
+            r#"{"kind": "wdrr", "limit": {"packets": 9}, "weights": [{"flow": -1, "weight": 2}]}"#,
         );
-        assert_eq!(path, "weights.weight");
+        assert_eq!(path, "weights.flow");
         assert!(message.starts_with("expected a whole number"), "{message}");
         for (json, path) in [
             (r#"{"kind": "codel", "target": -5}"#, "target"),

@@ -253,6 +253,10 @@ impl<P: Packet> QueueDiscipline<P> for Tdrr<P> {
         Some(p)
     }
 
+    fn queues_of(&self, key: u64) -> Vec<u32> {
+        self.q.queues_of(key)
+    }
+
     fn backlog(&self) -> Backlog {
         self.q.backlog()
     }

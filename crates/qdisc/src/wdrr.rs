@@ -94,7 +94,11 @@ mod tests {
 
     #[test]
     fn weight_ten_flow_gets_ten_times_the_bytes_per_round() {
-        let mut d = Wdrr::new(Limit::Packets(1000), 1000, FlowWeights::new([(9, 10)], 1));
+        let mut d = Wdrr::new(
+            Limit::Packets(1000),
+            1000,
+            FlowWeights::new([(9, 10.0)], 1.0),
+        );
         let mut v = Verdicts::new();
         for s in 0..40 {
             d.enqueue(TestPacket::new(1, s, 1000), 0, &mut v);
@@ -135,5 +139,36 @@ mod tests {
         let order: Vec<u64> = (0..8).map(|_| d.dequeue(0, &mut v).unwrap().flow).collect();
         // Flow 0: deficit 1000 < 1500 -> 2000 next turn ... flow 1 likewise.
         assert_eq!(order, vec![0, 1, 0, 1, 0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn a_weight_need_not_be_an_integer() {
+        // Weights 2.5 and 1: quanta 2500 and 1000 bytes; 1000-byte packets,
+        // both backlogged: over two rounds, 5 packets against 2.
+        let mut d = Wdrr::new(Limit::Packets(100), 1000, FlowWeights::new([(0, 2.5)], 1.0));
+        let mut v = Verdicts::new();
+        for s in 0..20 {
+            d.enqueue(TestPacket::new(0, s, 1000), 0, &mut v);
+            d.enqueue(TestPacket::new(1, s, 1000), 0, &mut v);
+        }
+        let mut sent = [0; 2];
+        for _ in 0..7 {
+            sent[d.dequeue(0, &mut v).unwrap().flow as usize] += 1;
+        }
+        assert_eq!(sent, [5, 2]);
+    }
+
+    #[test]
+    fn refuses_weights_that_are_not_positive_numbers() {
+        use crate::blocks::{FlowWeight, WeightParams};
+        let with = |weight: f64| WeightParams {
+            weights: vec![FlowWeight { flow: 3, weight }],
+            default_weight: 1.0,
+        };
+        assert!(with(0.25).validate().is_ok());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = with(bad).validate().unwrap_err();
+            assert!(e.to_string().contains("weights"), "{e}");
+        }
     }
 }

@@ -122,7 +122,7 @@ impl<P: Packet> QueueDiscipline<P> for Wf2qPlus<P> {
         let q = self.map.classify(key);
         if q == self.queues.count() {
             self.queues.add_queue();
-            self.weight.push(self.weights.get(key) as f64);
+            self.weight.push(self.weights.get(key));
             self.start.push(0.0);
             self.finish.push(0.0);
             self.epoch_of.push(self.epoch);
@@ -200,7 +200,7 @@ mod tests {
         // weight 1, all backlogged with equal packets. WFQ would send the big
         // flow's ten packets back to back; WF2Q+ interleaves them, never
         // more than its share ahead.
-        let mut d = Wf2qPlus::new(Limit::Packets(1000), FlowWeights::new([(0, 10)], 1));
+        let mut d = Wf2qPlus::new(Limit::Packets(1000), FlowWeights::new([(0, 10.0)], 1.0));
         let mut v = Verdicts::new();
         for s in 0..20 {
             for f in 0..11 {
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn hand_worked_tags_and_eligibility() {
         // Flows 1 and 2 with weights 1 and 3, 300-byte packets.
-        let mut d = Wf2qPlus::new(Limit::Packets(100), FlowWeights::new([(2, 3)], 1));
+        let mut d = Wf2qPlus::new(Limit::Packets(100), FlowWeights::new([(2, 3.0)], 1.0));
         let mut v = Verdicts::new();
         for s in 0..3 {
             d.enqueue(TestPacket::new(1, s, 300), 0, &mut v);

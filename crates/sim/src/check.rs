@@ -220,6 +220,9 @@ impl Scenario {
         if let Some(p) = &trace.pcap {
             self.check_trace_filter(Some(&p.links), p.flows.as_deref(), false, "trace.pcap")?;
         }
+        if let Some(l) = trace.queue_flows {
+            check_indices(Some(&[l]), self.links.len(), "link", "trace.queue_flows")?;
+        }
         if let Some(l) = trace.flow_queues {
             check_indices(Some(&[l]), self.links.len(), "link", "trace.flow_queues")?;
         }
@@ -395,6 +398,9 @@ impl Scenario {
                 ("start_ns", fl.start_ns.len()),
             ],
         )?;
+        if !fl.stop_ns.is_empty() {
+            same_length("flows", &[("group", n), ("stop_ns", fl.stop_ns.len())])?;
+        }
         check_offsets(&fl.path, n, "flows.path")?;
         check_offsets(&fl.reverse_path, n, "flows.reverse_path")?;
         for i in 0..n {
@@ -406,18 +412,30 @@ impl Scenario {
             })?;
             let (src, dst) = (fl.src[i], fl.dst[i]);
             self.check_path(fl.path.get(i), src, dst, &format!("flows.path[{i}]"))?;
-            if let FlowGroup::Tcp { stop_ns, .. } = group {
-                let field = format!("flows.reverse_path[{i}]");
-                self.check_path(fl.reverse_path.get(i), dst, src, &field)?;
-                if stop_ns.is_some_and(|stop| stop <= fl.start_ns[i]) {
-                    return Err(ScenarioError::new(
-                        format!("flows.groups[{}].stop_ns", fl.group[i]),
-                        format!(
-                            "must be later than the start of flow {i} ({} ns)",
-                            fl.start_ns[i]
-                        ),
-                    ));
+            let group_stop = match group {
+                FlowGroup::Tcp { stop_ns, .. } => {
+                    let field = format!("flows.reverse_path[{i}]");
+                    self.check_path(fl.reverse_path.get(i), dst, src, &field)?;
+                    *stop_ns
                 }
+                // A UDP group's stop is checked against its flows' starts in Python.
+                FlowGroup::Udp { .. } => None,
+            };
+            if fl
+                .stop_of(i, group_stop)
+                .is_some_and(|stop| stop <= fl.start_ns[i])
+            {
+                let field = match fl.stop_ns.get(i) {
+                    Some(&stop) if stop > 0 => format!("flows.stop_ns[{i}]"),
+                    _ => format!("flows.groups[{}].stop_ns", fl.group[i]),
+                };
+                return Err(ScenarioError::new(
+                    field,
+                    format!(
+                        "must be later than the start of flow {i} ({} ns)",
+                        fl.start_ns[i]
+                    ),
+                ));
             }
         }
         Ok(())

@@ -507,7 +507,8 @@ fn series_table(sim: &mut Simulation) -> Table {
     let mut entity = Names::default();
     for (&e, &m) in s.entity.iter().zip(&s.metric) {
         match m {
-            "queue_packets" | "queue_bytes" | "link_utilization" => {
+            "queue_packets" | "queue_bytes" | "link_utilization" | "queue_flows_max"
+            | "queue_flows_min" | "queue_flows_queues" => {
                 entity.push(&sim.link_names.get(e as usize))
             }
             "cwnd" | "throughput_bps" => entity.push(&e.to_string()),

@@ -223,7 +223,8 @@ impl Links {
 /// Explicit flows, column-wise: flow `i` belongs to `groups[group[i]]`
 /// (which says what it sends), goes from node `src[i]` to node `dst[i]`
 /// along `path` and, for TCP, has its ACKs come back along `reverse_path`;
-/// it starts at `start_ns[i]`.
+/// it starts at `start_ns[i]` and stops at `stop_ns[i]` if that column is
+/// given and the value is not 0, else at its group's stop.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flows {
@@ -236,6 +237,9 @@ pub struct Flows {
     pub dst: Vec<u32>,
     #[serde(default)]
     pub start_ns: Vec<u64>,
+    /// Each flow's own stop (0: its group's); empty when no flow has one.
+    #[serde(default)]
+    pub stop_ns: Vec<u64>,
     #[serde(default)]
     pub path: Paths,
     /// Empty routes for UDP flows.
@@ -252,12 +256,23 @@ impl Flows {
         self.group.is_empty()
     }
 
+    /// When flow `i` stops: its own stop, else its group's `group_stop`.
+    pub fn stop_of(&self, i: usize, group_stop: Option<u64>) -> Option<u64> {
+        match self.stop_ns.get(i) {
+            Some(&stop) if stop > 0 => Some(stop),
+            _ => group_stop,
+        }
+    }
+
     /// Add a flow of group `group`.
     pub fn push(&mut self, group: u32, route: &Route, start_ns: u64) {
         self.group.push(group);
         self.src.push(route.src);
         self.dst.push(route.dst);
         self.start_ns.push(start_ns);
+        if !self.stop_ns.is_empty() {
+            self.stop_ns.push(0);
+        }
         self.path.push(&route.path);
         self.reverse_path.push(&route.reverse_path);
     }
@@ -362,14 +377,19 @@ pub struct Trace {
     /// (flows.parquet's `queues`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_queues: Option<u32>,
+    /// The link whose discipline's flows per queue are sampled: the most
+    /// and fewest sending flows in one queue (seed 000's chapter 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_flows: Option<u32>,
 }
 
 impl Trace {
     /// Whether nothing is recorded as packets go (`flow_queues` is read
-    /// from the disciplines after the run).
+    /// from the disciplines after the run, `queue_flows` at the samples).
     pub fn is_off(&self) -> bool {
         Self {
             flow_queues: None,
+            queue_flows: None,
             ..self.clone()
         } == Self::default()
     }
@@ -448,6 +468,7 @@ impl Scenario {
             "flows.src" => U32(&mut f.src),
             "flows.dst" => U32(&mut f.dst),
             "flows.start_ns" => U64(&mut f.start_ns),
+            "flows.stop_ns" => U64(&mut f.stop_ns),
             "flows.path.offsets" => U64(&mut f.path.offsets),
             "flows.path.links" => U32(&mut f.path.links),
             "flows.reverse_path.offsets" => U64(&mut f.reverse_path.offsets),
@@ -526,6 +547,21 @@ pub enum RttEstimator {
     Ns2,
 }
 
+/// The window a retransmission timeout leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutCwnd {
+    /// One packet, then slow start (RFC 5681 section 3.1; ns-2's
+    /// `CLOSE_CWND_RESTART`).
+    #[default]
+    Restart,
+    /// ssthresh, as after a fast retransmit: the window halves and the
+    /// flow goes on in congestion avoidance (ns-2's `CLOSE_CWND_HALF`).
+    /// Seed 000 section 2.1.1's "dup. only" Reno, which makes every loss
+    /// act as the analysis assumes a duplicate-ACK loss does.
+    Half,
+}
+
 /// TCP parameters shared by a group of flows (ns-2 one-way TCP semantics:
 /// windows and sequence numbers count packets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -567,6 +603,9 @@ pub struct TcpProfile {
     /// The RTT estimator behind the retransmission timer.
     #[serde(default, skip_serializing_if = "is_default")]
     pub rtt_estimator: RttEstimator,
+    /// The window after a retransmission timeout.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub timeout_cwnd: TimeoutCwnd,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -29,6 +29,7 @@ pub fn reno() -> TcpProfile {
         ecn: false,
         cubic: CubicParams::default(),
         rtt_estimator: RttEstimator::Rfc6298,
+        timeout_cwnd: Default::default(),
     }
 }
 

@@ -27,9 +27,9 @@ __all__ = ["Comparison", "Experiment", "Reference", "Reproduction", "all_experim
 
 def all_experiments() -> list[Experiment]:
     """Every experiment, in the order of the seeds."""
-    from . import appenzeller, conway, georg, kamra
+    from . import appenzeller, conway, georg, kamra, kantawala
 
-    return [*georg.EXPERIMENTS, *kamra.EXPERIMENTS, *appenzeller.EXPERIMENTS, *conway.EXPERIMENTS]
+    return [*kantawala.EXPERIMENTS, *georg.EXPERIMENTS, *kamra.EXPERIMENTS, *appenzeller.EXPERIMENTS, *conway.EXPERIMENTS]
 
 
 def get(experiment_id: str) -> Experiment:

@@ -61,6 +61,9 @@ def sender_vars(p: dict[str, Any], where: str) -> list[str]:
     """The agent variables of one TCP profile (tcl/lib/ns-default.tcl names them)."""
     if p["variant"] not in AGENTS:
         raise UserError(f"ns-2 has no TCP {p['variant']!r}; it has {', '.join(AGENTS)}", f"{where}.variant")
+    if p.get("timeout_cwnd", "restart") != "restart":
+        # Seed 000's "dup. only" Reno was a change to ns-2's tcp.cc, not an option of it.
+        raise UserError("ns-2's TCP restarts from one packet after a timeout; it has no 'half'", f"{where}.timeout_cwnd")
     lines = [
         # Whole packets, headers included: ns-2 adds tcpip_base_hdr_size_ to every
         # packet but sequence number 0 (tcp.cc, output()), so it is left out.

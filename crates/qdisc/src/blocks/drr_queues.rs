@@ -157,7 +157,8 @@ impl<P: Packet> DrrQueues<P> {
         }
     }
 
-    /// WDRR: a new flow's queue gets `quantum * weight(flow)` bytes.
+    /// WDRR: a new flow's queue gets `quantum * weight(flow)` bytes, rounded
+    /// to the byte (at least one: weights need not be integers).
     pub fn with_weights(mut self, weights: FlowWeights) -> Self {
         self.weights = Some(weights);
         self
@@ -177,9 +178,22 @@ impl<P: Packet> DrrQueues<P> {
     #[cold]
     fn add_queues(&mut self, q: usize, key: u64) {
         while self.records.len() <= q {
-            let w = self.weights.as_ref().map_or(1, |w| w.get(key)) as u64;
-            self.records.push(Self::empty_queue(self.quantum * w));
+            let quantum = match &self.weights {
+                Some(w) => ((self.quantum as f64 * w.get(key)).round() as u64).max(1),
+                None => self.quantum,
+            };
+            self.records.push(Self::empty_queue(quantum));
         }
+    }
+
+    /// The queue flow `key` goes to, for `QueueDiscipline::queues_of`:
+    /// none with one queue per flow.
+    pub fn queues_of(&self, key: u64) -> Vec<u32> {
+        self.map
+            .queue_of(key)
+            .map(|q| q as u32)
+            .into_iter()
+            .collect()
     }
 
     /// Number of queues that exist now.

@@ -242,6 +242,17 @@ impl QueueMap {
         }
     }
 
+    /// The queue flow `key` goes to now, without counting it; `None` with
+    /// one queue per flow (a flow's queue is made on its first packet).
+    pub fn queue_of(&self, key: u64) -> Option<usize> {
+        match self {
+            QueueMap::PerFlow(_) => None,
+            QueueMap::Hash { hash, count } => Some(hash.bucket(0, key, *count)),
+            QueueMap::Modulo { count } => Some((key % *count as u64) as usize),
+            QueueMap::Bloom(b) => Some(b.queue_of_flow(key)),
+        }
+    }
+
     pub fn next_wakeup(&self) -> Option<Time> {
         match self {
             QueueMap::Bloom(b) => b.next_wakeup(),
@@ -259,13 +270,14 @@ impl QueueMap {
 
 params! {
     /// A flow's weight in a weighted scheduler.
-    #[derive(Copy, PartialEq, Eq)]
+    #[derive(Copy, PartialEq)]
     pub struct FlowWeight {
         required {
             /// The flow's key.
             pub flow: u64 [Number],
-            /// Its weight, at least 1.
-            pub weight: u32 [Number],
+            /// Its weight, any positive number (chapter 7 reserves rates
+            /// such as 95/9 Mb/s: weights need not be integers).
+            pub weight: f64 [Number],
         }
     }
 }
@@ -279,20 +291,24 @@ params! {
         /// flows of weight 1 and one of weight 10).
         pub weights: Vec<FlowWeight> [Tables] = Vec::new(),
         /// The weight of every flow not listed: 1.
-        pub default_weight: u32 [Number] = 1,
+        pub default_weight: f64 [Number] = 1.0,
     }
 }
 
 impl WeightParams {
-    /// Refuse a weight of 0.
+    /// Refuse a weight that is not a positive finite number.
     pub fn validate(&self) -> Result<(), SpecError> {
-        if self.default_weight == 0 {
-            return refuse("default_weight", "must be at least 1");
+        let usable = |w: f64| w.is_finite() && w > 0.0;
+        if !usable(self.default_weight) {
+            return refuse("default_weight", "must be a positive number");
         }
-        if let Some(w) = self.weights.iter().find(|w| w.weight == 0) {
+        if let Some(w) = self.weights.iter().find(|w| !usable(w.weight)) {
             return refuse(
                 "weights",
-                format!("flow {} has weight 0 (weights are at least 1)", w.flow),
+                format!(
+                    "flow {} has weight {} (weights are positive numbers)",
+                    w.flow, w.weight
+                ),
             );
         }
         Ok(())
@@ -311,12 +327,12 @@ impl WeightParams {
 /// weight of each listed flow key, and a default for the others.
 #[derive(Clone, Debug)]
 pub struct FlowWeights {
-    map: FlowMap<u32>,
-    default: u32,
+    map: FlowMap<f64>,
+    default: f64,
 }
 
 impl FlowWeights {
-    pub fn new(pairs: impl IntoIterator<Item = (u64, u32)>, default: u32) -> Self {
+    pub fn new(pairs: impl IntoIterator<Item = (u64, f64)>, default: f64) -> Self {
         Self {
             map: pairs.into_iter().collect(),
             default,
@@ -324,20 +340,33 @@ impl FlowWeights {
     }
 
     #[inline]
-    pub fn get(&self, key: u64) -> u32 {
+    pub fn get(&self, key: u64) -> f64 {
         self.map.get(&key).copied().unwrap_or(self.default)
     }
 }
 
 impl Default for FlowWeights {
     fn default() -> Self {
-        Self::new([], 1)
+        Self::new([], 1.0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_of_tells_where_classify_puts_a_flow() {
+        let bloom = BloomParams::default();
+        for mapping in [Mapping::Hash, Mapping::Modulo, Mapping::Bloom] {
+            let mut map = QueueMap::new(Some(7), Some(mapping), &bloom, 3);
+            for key in [0, 5, 12, 1 << 40, 99] {
+                let told = map.queue_of(key);
+                assert_eq!(told, Some(map.classify(key)), "{mapping:?} key {key}");
+            }
+        }
+        assert_eq!(QueueMap::per_flow().queue_of(4), None);
+    }
 
     #[test]
     fn flows_get_queues_in_order_of_first_sight_whatever_their_keys() {

@@ -76,6 +76,7 @@ impl Simulation {
                 0 => Time::MAX,
                 _ => 0,
             },
+            sending: Default::default(),
             accel: AccelState::new(&scenario),
             scenario,
         };
@@ -144,10 +145,11 @@ impl Simulation {
                     });
                     let sender = TcpSender::new(p, *size_bytes);
                     let mut tcp = TcpFlow::new(*profile, sender, on_off, *trace_cwnd);
+                    let stop_ns = specs.stop_of(i, *stop_ns);
                     tcp.stops = stop_ns.is_some();
                     let transport = Transport::Tcp(tcp);
                     self.add_flow(group, path, reverse, start_ns, *size_bytes, transport);
-                    if let Some(stop) = *stop_ns {
+                    if let Some(stop) = stop_ns {
                         let id = self.flows.len() as u32 - 1;
                         self.events.schedule(stop, Event::FlowStop(id));
                     }
@@ -166,7 +168,7 @@ impl Simulation {
                         *header_size,
                         *tagged,
                         source.clone(),
-                        *stop_ns,
+                        specs.stop_of(i, *stop_ns),
                         rng,
                     );
                     let udp = Box::new(udp);

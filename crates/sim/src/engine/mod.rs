@@ -78,6 +78,8 @@ pub struct Simulation {
     pub(crate) sample_due: Time,
     /// The TCP flows a sample visits: not those whose one transfer ended.
     pub(crate) sampled: SampledFlows,
+    /// The flows `trace.queue_flows` counts, kept between samples.
+    pub(crate) sending: crate::measure::samples::SendingFlows,
     /// What the accelerations keep between events.
     pub(crate) accel: AccelState,
 }

@@ -163,6 +163,7 @@ pub(crate) mod testing {
             ecn: false,
             cubic: CubicParams::default(),
             rtt_estimator: RttEstimator::Rfc6298,
+            timeout_cwnd: Default::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use super::recovery::{Progress, Recovery, Sack1};
 use super::rto::{Backoff, Estimator};
 use super::{mss, packets_for, payload_of, Outbox, Phase, TcpCounters};
 use crate::packet::{Kind, SimPacket};
-use crate::scenario::{TcpProfile, TcpVariant};
+use crate::scenario::{TcpProfile, TcpVariant, TimeoutCwnd};
 use crate::{MaybeTime, Time};
 
 /// The sending side of one connection.
@@ -400,6 +400,9 @@ impl TcpSender {
                 let snd_nxt = self.snd_nxt;
                 let (mut policy, w) = self.policy();
                 policy.on_timeout(w, now, snd_nxt, p);
+                if p.timeout_cwnd == TimeoutCwnd::Half {
+                    w.cwnd = w.ssthresh;
+                }
                 self.snd_nxt = self.snd_una;
                 self.dupacks = 0;
                 self.in_recovery = false;
@@ -425,6 +428,19 @@ mod tests {
     #[test]
     fn two_cache_lines() {
         assert!(std::mem::size_of::<TcpSender>() <= 128);
+    }
+
+    /// Seed 000's "dup. only" Reno: a timeout halves the window as a fast
+    /// retransmit does, and resends from the first unacknowledged packet.
+    #[test]
+    fn timeout_may_halve_instead_of_restarting() {
+        let (mut s, mut p, mut out) = grown(TcpVariant::Reno);
+        p.timeout_cwnd = TimeoutCwnd::Half;
+        let first = s.rto_deadline.get().unwrap();
+        s.on_timeout(first, 0, &p, &mut out);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5.0, 5.0));
+        assert_eq!(sent(&mut out), vec![8, 9, 10, 11, 12]);
+        assert_eq!(s.counters.timeouts, 1);
     }
 
     #[test]
