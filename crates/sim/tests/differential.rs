@@ -237,7 +237,7 @@ fn acks_meeting_at_the_reverse_bottleneck() {
 /// flows, behind a DropTail and a QSDRR bottleneck.
 #[test]
 fn every_kind_of_traffic_tied() {
-    use aqmlab_sim::scenario::{ArrivalSpec, Dist, RttEstimator, TcpVariant, TimeoutCwnd};
+    use aqmlab_sim::scenario::{ArrivalSpec, Dist, RttEstimator, TcpVariant};
     for json in [BOTTLENECKS[0], BOTTLENECKS[4]] {
         let mut s = tied_dumbbell(12, qdisc(json), 5 * MS);
         let variants = [
@@ -251,15 +251,9 @@ fn every_kind_of_traffic_tied() {
                 TcpVariant::Cubic => RttEstimator::Rfc6298,
                 _ => RttEstimator::Ns2,
             };
-            // NewReno's timeouts halve (seed 000's "dup. only" Reno's rule).
-            let timeout_cwnd = match variant {
-                TcpVariant::Newreno => TimeoutCwnd::Half,
-                _ => TimeoutCwnd::Restart,
-            };
             s.tcp_profiles.push(TcpProfile {
                 variant,
                 rtt_estimator,
-                timeout_cwnd,
                 ..reno()
             });
         }
