@@ -35,6 +35,7 @@ than the simulator reaches them there; nothing here depends on which one ran the
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,8 +260,9 @@ class _Throughput(Experiment):
         figures = [c for c in rows.columns if c not in ("case", "qdisc", "seed", "row", "group", "start_s", "kibps")]
         return {d: {k: float(rows.filter(pl.col("qdisc") == d)[k].mean()) for k in figures} for d in p.disciplines}
 
+    @abstractmethod
     def phase_figures(self, s: pl.DataFrame) -> dict[str, float]:
-        raise NotImplementedError
+        """A run's figures of the paper's table, from its flows' throughput per second."""
 
     def plot_series(self, t: pl.DataFrame, p: ThroughputParams, path: Path, title: str) -> Path:
         """Figs 5.1-5.5: per discipline, each flow's throughput over time (seed 1); TCP
