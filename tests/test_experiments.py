@@ -108,11 +108,6 @@ def test_long_flow_scenario_follows_the_thesis_script():
 # reproduce, end to end at quick fidelity
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
-
-
 def _reproduce(exp_id: str, out: Path, store: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*AQMLAB, "reproduce", exp_id, "--out", str(out), "--store", str(store), "--workers", "2"],

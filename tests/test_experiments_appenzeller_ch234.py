@@ -15,11 +15,6 @@ from aqmlab.report import acceptance_rows, collect
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
-
-
-@pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("reproduce")
 

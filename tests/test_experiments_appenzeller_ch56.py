@@ -18,11 +18,6 @@ from aqmlab.theory.short_flows import burst_distribution, mg1_mean_queue
 from aqmlab.theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
-
-
 def _run(exp_id: str, tmp_path: Path, store: Path):
     rep = experiments.reproduce(exp_id, "quick", out=tmp_path, store=store, workers=2)
     for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):

@@ -15,11 +15,6 @@ from aqmlab.experiments import conway
 from aqmlab.scenario import Scenario
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
-
-
 def _run(exp_id: str, tmp_path: Path, store: Path):
     rep = experiments.reproduce(exp_id, "quick", out=tmp_path, store=store, workers=1)
     for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):

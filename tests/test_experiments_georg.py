@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from aqmlab import experiments
@@ -14,11 +13,6 @@ from aqmlab.scenario import Scenario
 from aqmlab.theory.mqfq import capture_bound
 
 C_KBPS = georg.CAPACITY_BPS / 1e3
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
 
 
 def _run(exp_id: str, tmp_path: Path, store: Path):

@@ -101,11 +101,6 @@ def test_episodes_from_a_trace():
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("store")
-
-
-@pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("reproduce")
 
