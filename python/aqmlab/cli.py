@@ -272,6 +272,19 @@ def emulate(
     typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
 
 
+# The options `sweep` and `reproduce` share: how their runs are executed.
+SWEEP_ENGINE = typer.Option(
+    "sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'
+)
+WORKERS = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core).")
+SWEEP_QUIET = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs.")
+
+
+def _check_workers(workers: Optional[int]) -> None:
+    if workers is not None and workers < 1:
+        raise UserError(f"must be at least 1, got {workers}", "--workers")
+
+
 @app.command()
 def sweep(
     scenario: str = typer.Argument(..., help="Scenario TOML file."),
@@ -280,20 +293,19 @@ def sweep(
     ),
     seeds: int = typer.Option(1, "--seeds", "-n", help="Seeds per grid point: the scenario's seed, +1, ..., +N-1."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' (a LocalCluster) or a scheduler address tcp://HOST:PORT. Default: local processes."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
+    workers: Optional[int] = WORKERS,
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default results/sweeps/<name>)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
+    quiet: bool = SWEEP_QUIET,
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
+    engine: str = SWEEP_ENGINE,
 ) -> None:
     """Run a scenario over a grid of parameter values and seeds; write sweep.parquet and sweep_summary.parquet."""
     from .scenario import Scenario
     from .sweeps import sweep as run_sweep
     from .sweeps.vary import parse_vary
 
-    if workers is not None and workers < 1:
-        raise UserError(f"must be at least 1, got {workers}", "--workers")
+    _check_workers(workers)
     varies: dict[str, str] = {}
     for expr in vary:
         field, _ = parse_vary(expr)  # checks the expression; the sweep expands it again
@@ -322,10 +334,10 @@ def reproduce(
     out: Path = typer.Option(Path("results") / "reproduce", "--out", "-o", help="Results root: writes OUT/FIDELITY/ID/."),
     store: Path = typer.Option(Path("results") / "store", "--store", help="The result store (finished runs are reused)."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Dask: 'local' or tcp://HOST:PORT. Default: local processes."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Worker processes (default one per core)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no table: only the last line, the counts of runs."),
+    workers: Optional[int] = WORKERS,
+    quiet: bool = SWEEP_QUIET,
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    engine: str = typer.Option("sim", "--engine", help='"sim" (the simulator) or "emulator" (real Linux TCP in namespaces, as root; docs/emulator.md).'),
+    engine: str = SWEEP_ENGINE,
 ) -> None:
     """Reproduce a paper's experiment: run it, compare with the paper, write its table and figure."""
     from . import experiments
@@ -336,8 +348,7 @@ def reproduce(
         return
     if experiment is None:
         raise UserError("give an experiment id, or --list to see them", "ID")
-    if workers is not None and workers < 1:
-        raise UserError(f"must be at least 1, got {workers}", "--workers")
+    _check_workers(workers)
     rep = experiments.reproduce(
         experiment, fidelity, out, executor=cluster, workers=workers, store=store, progress=not quiet, force=force,
         engine=engine,
