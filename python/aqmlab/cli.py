@@ -227,16 +227,7 @@ def _run(
         s = Scenario.coerce(scenario, seed)
         res = run_scenario(s, progress=not quiet, engine=engine)
         name = s.name
-    directory = res.write(out if out is not None else Path("results") / name)
-    plots: list[Path] = []
-    if plot:
-        from .plots import plot_all
-
-        plots = plot_all(res, directory)
-    if not quiet:
-        for line in summary_lines(res):
-            typer.echo(line)
-    typer.echo(f"results: {directory}/" + (f" (plots: {', '.join(p.name for p in plots)})" if plots else ""))
+    _report_written(res, res.write(out if out is not None else Path("results") / name), plot, quiet)
 
 
 @app.command()
@@ -260,7 +251,11 @@ def emulate(
     s = Scenario.coerce(scenario, seed)
     directory = Path(out) if out is not None else Path("results") / f"{s.name}-emulated"
     res = run_emulated(s, directory, baseline=baseline, shaper=shaper, flow_key=flow_key)
-    res.write(directory)
+    _report_written(res, res.write(directory), plot, quiet)
+
+
+def _report_written(res, directory: Path, plot: bool, quiet: bool) -> None:
+    """Plot a run's results if asked, print its summary unless quiet, and say where they are."""
     plots: list[Path] = []
     if plot:
         from .plots import plot_all
