@@ -196,7 +196,8 @@ TABLE_II = {
 FRED_NOTE = (
     "Ours is Lin and Morris's FRED: a flow's strikes go with its last queued packet, as their figure and "
     "J-Sim's FRED have it. Strikes kept 50 ms longer give the paper's 16-packet value but 4-10 points less "
-    "from 24 up; kept longer still, they starve the TCP. The paper's FRED code is not available."
+    "from 24 up; kept longer still, they starve the TCP. The paper's FRED is most likely the one CSFQ's "
+    "authors wrote for ns-2 (the paper cites CSFQ for FRED's failures); its code is not available."
 )
 #: Why CHOKe's row differs from the paper's (docs/experiments.md, seed 002).
 CHOKE_NOTE = (
