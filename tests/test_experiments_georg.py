@@ -81,6 +81,10 @@ def test_more_hashes_give_the_misbehaver_more(tmp_path, store):
     # at d >= 2 it is held under d queues' fair share of the 32
     assert all(f[f"C2_d{x}_cbr"] <= 1.1 * capture_bound(x, 32, C_KBPS) for x in d if x >= 2)
     assert f["C1_lowest_d2_minus_d1"] > 0
+    # the fluid max-min allocation over the runs' own hashes: more choices lift the weakest
+    # flows towards the fair 100 kb/s, and no flow gets more than its fair share at d = 6
+    fluid = [f[f"C1_d{x}_fluid_lowest5"] for x in d]
+    assert fluid == sorted(fluid) and fluid[-1] <= 100.0 + 1e-6
 
 
 def test_fig10_fairness_changes_little_with_the_number_of_flows(tmp_path, store):

@@ -154,3 +154,44 @@ def test_overlap_class_of_a_flow():
     assert m.overlap_class([3, 9], bad) == "one_shared"
     assert m.overlap_class([1, 9], bad) == "none"
     assert m.overlap_class([7], bad) == "shared"
+
+
+def test_max_min_rates_sfq_divides_each_queue():
+    # d = 1: a flow gets its queue's capacity over the flows in it
+    got = m.max_min_rates([[0], [0], [0], [1], [2]], k=4, capacity=3.0)
+    assert got == pytest.approx([1.0, 1.0, 1.0, 3.0, 3.0], abs=1e-4)
+
+
+def test_max_min_rates_spread_over_queues():
+    # B can use both queues: the three share two queues' capacity equally
+    assert m.max_min_rates([[0], [0, 1], [1]], k=2) == pytest.approx([2 / 3] * 3, abs=1e-4)
+    # A and B fill queue 0 at 1/2; C, which also reaches queue 1, keeps rising to 1
+    assert m.max_min_rates([[0], [0], [0, 1]], k=2) == pytest.approx([0.5, 0.5, 1.0], abs=1e-4)
+
+
+def test_max_min_rates_random_draws_are_feasible_and_max_min():
+    import random
+
+    rng = random.Random(3)
+    for d in (1, 2, 3):
+        queues = [sorted({rng.randrange(8) for _ in range(d)}) for _ in range(12)]
+        rates = m.max_min_rates(queues, k=8)
+        assert sum(rates) <= 8 + 1e-9
+        units = [round(r * (1 << 16)) for r in rates]
+        # the queues carry the allocation, and no flow can take more on its own: every flow
+        # is held by saturated queues (up to the rounding of the common levels, < n units)
+        net = m._Network(queues, 8, 1 << 16)
+        assert net.carries(units)
+        for i in range(len(queues)):
+            more = [u + len(queues) * (j == i) for j, u in enumerate(units)]
+            assert not net.carries(more)
+        if d == 1:  # SFQ: the lowest rate is the most crowded queue's share
+            per_queue = {q: sum(1 for qs in queues if qs == [q]) for q in range(8)}
+            assert min(rates) == pytest.approx(1 / max(per_queue.values()), abs=1e-4)
+
+
+def test_max_min_rates_refuses_bad_queues():
+    with pytest.raises(ValueError, match="queue"):
+        m.max_min_rates([[0], [5]], k=4)
+    with pytest.raises(ValueError, match="queue"):
+        m.max_min_rates([[]], k=4)

@@ -192,6 +192,20 @@ TABLE_II = {
 }
 
 
+#: Why FRED's row differs from the paper's at 16 and 24 packets (docs/experiments.md, seed 002).
+FRED_NOTE = (
+    "Ours is Lin and Morris's FRED: a flow's strikes go with its last queued packet, as their figure and "
+    "J-Sim's FRED have it. Strikes kept 50 ms longer give the paper's 16-packet value but 4-10 points less "
+    "from 24 up; kept longer still, they starve the TCP. The paper's FRED is most likely the one CSFQ's "
+    "authors wrote for ns-2 (the paper cites CSFQ for FRED's failures); its code is not available."
+)
+#: Why CHOKe's row differs from the paper's (docs/experiments.md, seed 002).
+CHOKE_NOTE = (
+    "choke.rs is Linux's choke_enqueue line for line. The paper's Table II implies 23-29%, nearer ours, and "
+    "counting at arrival lowers TCP's share, so Table I's 32-37% does not come from where it was counted."
+)
+
+
 @dataclass(frozen=True)
 class E1Params:
     buffers: tuple[int, ...] = E1_BUFFERS
@@ -300,10 +314,10 @@ class Table1(Experiment):
                 f"share_red_b{b}", f"RED TCP share, B = {b} (%)", TABLE_I["red"][i], "abs", 5.0, tab))
             refs.append(Reference(
                 f"share_choke_b{b}", f"CHOKe TCP share, B = {b} (%)", TABLE_I["choke"][i], "abs", 5.0, tab,
-                note="See docs/experiments.md (seed 002, CHOKe): the paper's own Table II implies 23-29%."))
+                note=CHOKE_NOTE))
             refs.append(Reference(
                 f"share_fred_b{b}", f"FRED TCP share, B = {b} (%)", TABLE_I["fred"][i], "abs", 5.0, tab,
-                note="See docs/experiments.md (seed 002, FRED)."))
+                note=FRED_NOTE))
         small, large = min(p.buffers), max(p.buffers)
         if small == 8:
             refs.append(Reference(
@@ -312,7 +326,7 @@ class Table1(Experiment):
         if 16 in p.buffers:
             refs.append(Reference(
                 "sfed_minus_fred_b16", "SFED minus FRED, TCP share, B = 16 (points)", 8.0, "at_least", 8.0, tab,
-                "SFED above FRED at P_bd (paper +8.0)", "See docs/experiments.md (seed 002, FRED)."))
+                "SFED above FRED at P_bd (paper +8.0)", FRED_NOTE))
         for b in (32, 48):
             if b in p.buffers:
                 refs.append(Reference(
@@ -419,8 +433,7 @@ class Fig5to9(Experiment):
         refs = []
         for s in ("red", "choke", "fred", "sfed", "rsfed"):
             share = TABLE_I[s][i] / 100
-            note = {"choke": "See docs/experiments.md (seed 002, CHOKe).",
-                    "fred": "See docs/experiments.md (seed 002, FRED)."}.get(s, "")
+            note = {"choke": CHOKE_NOTE, "fred": FRED_NOTE}.get(s, "")
             refs.append(Reference(f"{s}_tcp_mbps", f"{LABELS[s]}: TCP throughput (Mb/s)", share * T1_BPS / 1e6, "abs",
                                   0.08, f"Figs 5-9 (digest 5.1: Table I at 3/2 P_bd x 1.54 Mb/s)", note=note))
         refs.append(Reference("sfed_tcp_below_half_s", "SFED: seconds with TCP below half its fair share", 0.0,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -135,3 +136,85 @@ def overlap_class(queues: list[int] | tuple[int, ...], misbehaving: set[int]) ->
     if all(hit):
         return "shared"
     return "one_shared" if any(hit) else "none"
+
+
+def max_min_rates(queues: list[list[int]], k: int, capacity: float = 1.0,
+                  resolution: int = 1 << 16) -> list[float]:
+    """Max-min fair rates of flows that may each spread over their queues (the queues it
+    hashes to, as ``queues`` in flows.parquet), every one of the k queues serving
+    ``capacity``: the fluid allocation that MQFQ's choice of the shorter queue aims at
+    (report section III; d = 1 is SFQ, where a flow gets ``capacity`` over the flows in its
+    queue). The highest minimum any allocation can give, and so on up the ranks.
+
+    Progressive filling: the unfrozen flows rise together to the highest level the queues
+    can carry (a maximum flow: source to flows, flows to their queues, queues to the sink);
+    one unit above it, the flows on the source side of the minimum cut, whose queues that
+    level overloads, are frozen; repeat. Exact in units of ``capacity / resolution``."""
+    _check_k(k)
+    n = len(queues)
+    if n == 0:
+        return []
+    if any(not qs or min(qs) < 0 or max(qs) >= k for qs in queues):
+        raise ValueError("every flow needs at least one queue, each in [0, k)")
+    if resolution * max(k, n) >= 2**31:
+        raise ValueError("resolution x queues too large for the maximum-flow solver")
+    net = _Network(queues, k, resolution)
+    rates = [0] * n
+    free = set(range(n))
+    while free:
+        frozen = sum(r for i, r in enumerate(rates) if i not in free)
+        lo = max(rates[i] for i in free)  # carried
+        hi = (resolution * k - frozen) // len(free) + 1  # more than the queues hold
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if net.carries([mid if i in free else r for i, r in enumerate(rates)]):
+                lo = mid
+            else:
+                hi = mid
+        for i in free:
+            rates[i] = lo
+        reached = net.source_side([lo + 1 if i in free else r for i, r in enumerate(rates)])
+        stuck = {i for i in free if reached[1 + i]}
+        if not stuck:  # cannot happen: the overloaded side holds a flow that was still rising
+            raise RuntimeError("max_min_rates: no bottleneck found")
+        free -= stuck
+    return [r * capacity / resolution for r in rates]
+
+
+class _Network:
+    """The flow network of :func:`max_min_rates`: source 0, flows 1..n, queues n+1..n+k,
+    sink n+k+1; a flow's demand on its source edge, a flow takes at most all the queues
+    (``capacity`` x k) from each of its queues, each queue carries ``capacity``."""
+
+    def __init__(self, queues: list[list[int]], k: int, capacity: int) -> None:
+        from scipy.sparse import csr_matrix
+
+        n = len(queues)
+        self.n, self.source, self.sink = n, 0, n + k + 1
+        edges = [(0, 1 + i, 0) for i in range(n)]
+        edges += [(1 + i, 1 + n + q, capacity * k) for i, qs in enumerate(queues) for q in set(qs)]
+        edges += [(1 + n + q, self.sink, capacity) for q in range(k)]
+        rows, cols, caps = zip(*edges)
+        size = self.sink + 1
+        self.graph = csr_matrix((np.array(caps, dtype=np.int32), (rows, cols)), shape=(size, size))
+        self.graph.sort_indices()  # the source's row: the flows' demands, in flow order
+
+    def _max_flow(self, demands: list[int]) -> Any:
+        from scipy.sparse.csgraph import maximum_flow
+
+        self.graph.data[: self.n] = demands
+        return maximum_flow(self.graph, self.source, self.sink)
+
+    def carries(self, demands: list[int]) -> bool:
+        return self._max_flow(demands).flow_value >= sum(demands)
+
+    def source_side(self, demands: list[int]) -> np.ndarray:
+        """Which nodes the source reaches in the residual network of a maximum flow."""
+        from scipy.sparse.csgraph import breadth_first_order
+
+        residual = (self.graph - self._max_flow(demands).flow).tocsr()  # reverse edges: their flow
+        residual.data[residual.data < 0] = 0
+        residual.eliminate_zeros()
+        reached = np.zeros(self.graph.shape[0], dtype=bool)
+        reached[breadth_first_order(residual, self.source, return_predecessors=False)] = True
+        return reached
