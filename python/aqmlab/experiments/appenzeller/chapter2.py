@@ -367,10 +367,8 @@ class Fig26(Experiment):
         ax.plot(shown["time_s"], shown["sum_cwnd"], lw=0.9, label="sum of the windows W")
         ax.plot(shown["time_s"], shown["bdp_plus_queue"], lw=0.9, label="2T_p C + Q")
         ax.plot(shown["time_s"], shown["bdp_times_utilization"], lw=0.9, ls="--", label="2T_p x U (x C)")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("packets")
-        ax.set_title(f"Fig 2.6: {p.flows} flows on OC3, B = {p.buffer} (BDP {p.setup.bdp:.0f})")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "time (s)", "packets",
+                      f"Fig 2.6: {p.flows} flows on OC3, B = {p.buffer} (BDP {p.setup.bdp:.0f})")
 
 
 EXPERIMENTS = [Fig22(), Fig24(), Fig25(), Fig26()]

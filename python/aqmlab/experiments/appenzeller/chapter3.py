@@ -16,7 +16,8 @@ from ...plots import pyplot as _pyplot
 from ...plots import save as _save
 from ..core import Experiment, Reference, run_dirs
 from .chapter2 import SINGLE_C_PPS, SINGLE_TWO_TP_S, SingleFlowParams, window_cuts
-from .common import OC3_BPS, OC3_MEAN_RTT_S, OC3_PAPER, OC3_QUICK, LongFlows, MinBufferExperiment, MinBufferParams, finish, summary_of
+from .common import (OC3_BPS, OC3_MEAN_RTT_S, OC3_PAPER, OC3_QUICK, LongFlows, MinBufferExperiment, MinBufferParams, finish,
+                     summary_of)
 
 
 # ---------------------------------------------------------------------------
@@ -105,10 +106,8 @@ class Fig31(Experiment):
         shown = t.filter(pl.col("time_s") <= min(p.duration_s, 150.0))
         ax.plot(shown["time_s"], shown["first"], lw=0.8, label="flow 1 (starts at 0 s)")
         ax.plot(shown["time_s"], shown["second"], lw=0.8, label=f"flow 2 (starts at {p.second_start_s:g} s)")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("congestion window (packets)")
-        ax.set_title("Fig 3.1: two Reno flows, C = 1000 packets/s, 2T_p = 142 ms, B = 142")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "time (s)", "congestion window (packets)",
+                      "Fig 3.1: two Reno flows, C = 1000 packets/s, 2T_p = 142 ms, B = 142")
 
 
 # ---------------------------------------------------------------------------
@@ -362,12 +361,8 @@ class Fig33(WindowSum):
         ax.plot(shown["time_s"], shown["queue_packets"] + offset, lw=0.8, label=f"queue + {offset:.0f}")
         ax.axhline(offset, color="0.5", ls=":", label="Q = 0")
         ax.axhline(offset + b, color="C3", ls=":", label=f"Q = B = {b}")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("packets")
-        ax.set_title(f"Fig 3.3: sum of the windows and the queue, {p.shown} flows at 1 Gb/s")
-        ax.legend(fontsize="small")
-        ax.grid(True, alpha=0.3)
-        return _save(fig, path)
+        return finish(fig, ax, path, "time (s)", "packets",
+                      f"Fig 3.3: sum of the windows and the queue, {p.shown} flows at 1 Gb/s", yscale="linear")
 
 
 # ---------------------------------------------------------------------------
@@ -451,11 +446,9 @@ class Fig34(MinBufferExperiment):
                     yerr=[ok["min_buffer"] - ok["bracket_low"], [0] * len(ok)], fmt="o", color="C0",
                     capsize=3, label=f"simulation ({p.setup.seeds} seeds; bar: bisection bracket)")
         ax.axhline(p.setup.bdp, color="0.5", ls=":", label=f"BDP = {p.setup.bdp:.0f} pkt")
-        ax.set_xlabel("number of long-lived flows n")
-        ax.set_ylabel("minimum buffer for 95% utilization (packets)")
-        ax.set_title("OC3, mean 2T_p 89 ms")
         ax.set_ylim(top=1.15 * max(p.setup.bdp, float(ok["min_buffer"].max() or 0)))  # the model's curve goes off the top
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "number of long-lived flows n", "minimum buffer for 95% utilization (packets)",
+                      "OC3, mean 2T_p 89 ms")
 
     def example_scenario(self, p: MinBufferParams) -> dict[str, Any]:
         from ...theory.sizing import sqrt_n_buffer
@@ -553,10 +546,8 @@ class Theory(Experiment):
         for n in (50, 400, 10000):
             ax.plot(k, [100 * util_lower_bound(x / math.sqrt(n), 1.0, n) for x in k], label=f"Eq 3.7, n = {n}")
         ax.plot([1, 2], [98.99, 99.99997], "ko", label="printed, n = 10,000")
-        ax.set_xlabel("buffer (x BDP/sqrt(n))")
-        ax.set_ylabel("utilization lower bound (%)")
-        ax.set_title("Eq 3.7: the utilization the Gaussian model guarantees")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "buffer (x BDP/sqrt(n))", "utilization lower bound (%)",
+                      "Eq 3.7: the utilization the Gaussian model guarantees")
 
 
 EXPERIMENTS = [Fig31(), Fig32(), Fig33(), Fig34(), Theory()]

@@ -11,7 +11,6 @@ from typing import Any
 import polars as pl
 
 from ...plots import pyplot as _pyplot
-from ...plots import save as _save
 from ..core import Experiment, Reference, run_dirs
 from .common import PACKET_BYTES, ShortFlowParams, finish, queue_bytes, summary_of
 
@@ -91,10 +90,8 @@ class MeanQueue(Experiment):
             ax.plot(d["length"], d["mean_queue"], marker=marker, ls="", label=f"simulation, {c / 1e6:g} Mb/s")
         d = t.filter(pl.col("rate_mbps") == p.rates_bps[0] / 1e6).sort("length")
         ax.plot(d["length"], d["model_mg1"], "k-", lw=1, label="M/G/1 model (section 4.1)")
-        ax.set_xlabel("flow length l (packets)")
-        ax.set_ylabel("mean queue (packets)")
-        ax.set_title(f"short flows only, load {p.load:g}, {p.measure_s:g} s x {p.seeds} seeds per point")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "flow length l (packets)", "mean queue (packets)",
+                      f"short flows only, load {p.load:g}, {p.measure_s:g} s x {p.seeds} seeds per point")
 
     def example_scenario(self, p: ShortFlowParams) -> dict[str, Any]:
         return p.scenario(p.rates_bps[0], 14, 1)
@@ -267,15 +264,10 @@ class Fig43(Experiment):
             ax.plot(d["b"], d["ccdf"], color=color, label=f"simulation, l = {l}")
             ax.plot(d["b"], d["model"], color=color, ls="--",
                     label=f"e^(-kappa b), l = {l}, load {d['utilization'][0]:.3f} carried")
-        ax.set_yscale("log")
         ax.set_ylim(1e-4, 1.2)
-        ax.set_xlabel("queue length b (packets)")
-        ax.set_ylabel("P(Q >= b)")
-        ax.set_title(f"load {p.shorts.load:g}, {p.shorts.rates_bps[0] / 1e6:g} Mb/s, "
-                     f"{p.shorts.seeds} x {p.shorts.measure_s:g} s")
-        ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize="small")
-        return _save(fig, path)
+        return finish(fig, ax, path, "queue length b (packets)", "P(Q >= b)",
+                      f"load {p.shorts.load:g}, {p.shorts.rates_bps[0] / 1e6:g} Mb/s, "
+                      f"{p.shorts.seeds} x {p.shorts.measure_s:g} s", yscale="log")
 
 
 EXPERIMENTS = [Fig42(), Fig43()]

@@ -14,11 +14,12 @@ import polars as pl
 
 from ...plots import pyplot as _pyplot
 from ...plots import save as _save
-from ..core import Experiment, Reference, run_dirs, run_points
+from ..core import Compare, Experiment, Reference, run_dirs, run_points
 from ..search import Search, bisect, search_table_rows
 from .chapter4 import MeanQueue
 from .common import (OC3_BPS, OC3_MEAN_RTT_S, OC3_PAPER, OC3_QUICK, PACKET_BYTES, PAYLOAD_BYTES, SHORT_PACKETS, LongFlows,
-                     MinBufferExperiment, MinBufferParams, ShortFlowParams, finish, min_buffers, short_arrivals, summary_of, us)
+                     MinBufferExperiment, MinBufferParams, ShortFlowParams, finish, min_buffers, short_arrivals, summary_of,
+                     us)
 
 
 # ---------------------------------------------------------------------------
@@ -232,10 +233,9 @@ class Fig52(MinBufferExperiment):
         ns = np.linspace(min(p.flows), max(p.flows), 200)
         ax.plot(ns, [sqrt_n_buffer(p.setup.bdp, n) for n in ns], "k--", lw=1, label="BDP/sqrt(n)")
         ax.plot(ns, [2 * sqrt_n_buffer(p.setup.bdp, n) for n in ns], "k:", lw=1, label="2 BDP/sqrt(n)")
-        ax.set_xlabel("number of long-lived flows n")
-        ax.set_ylabel("minimum buffer (packets)")
-        ax.set_title(f"{self.link}, mean 2T_p {1000 * p.setup.mean_rtt_s:.0f} ms (BDP {p.setup.bdp:.0f} pkt), {p.setup.seeds} seeds")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "number of long-lived flows n", "minimum buffer (packets)",
+                      f"{self.link}, mean 2T_p {1000 * p.setup.mean_rtt_s:.0f} ms (BDP {p.setup.bdp:.0f} pkt), "
+                      f"{p.setup.seeds} seeds")
 
     def example_scenario(self, p: MinBufferParams) -> dict[str, Any]:
         from ...theory.sizing import sqrt_n_buffer
@@ -502,10 +502,8 @@ class Fig54(Experiment):
             ax.plot(d["length"], d["min_buffer"], marker=marker, label=f"access {a / 1e6:g} Mb/s")
         d = t.filter(pl.col("access_mbps") == p.access_bps[0] / 1e6).sort("length")
         ax.plot(d["length"], d["model_eb"], "k:", lw=1, label="effective bandwidth (bursts at once)")
-        ax.set_xlabel("flow length (packets)")
-        ax.set_ylabel(f"minimum buffer for loss <= {p.loss_target:g} (packets)")
-        ax.set_title(f"{p.rate_bps / 1e6:g} Mb/s bottleneck, load {p.shorts.load:g}, {p.shorts.seeds} seeds")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "flow length (packets)", f"minimum buffer for loss <= {p.loss_target:g} (packets)",
+                      f"{p.rate_bps / 1e6:g} Mb/s bottleneck, load {p.shorts.load:g}, {p.shorts.seeds} seeds")
 
     def example_scenario(self, p: AccessParams) -> dict[str, Any]:
         return p.shorts.scenario(p.rate_bps, 14, 1, buffer=20, access_bps=p.access_bps[0])
@@ -637,13 +635,9 @@ class Fig55(Experiment):
             bad = d.filter(~pl.col("competing"))
             ax.plot(bad["load"], bad["afct_ms"], "x", color=line.get_color(), ms=10, mew=2)
         ax.plot([], [], "kx", label=f"flows stall (AFCT > {p.stalled_afct:g} x light, or > {100 * p.unstable_share:g}% unfinished)")
-        ax.set_xlabel("offered load")
-        ax.set_ylabel("average flow completion time (ms)")
-        ax.set_yscale("log")
-        ax.set_title(f"{p.shorts.lengths[0]}-packet flows, {p.shorts.rates_bps[0] / 1e6:g} Mb/s, {p.shorts.seeds} seeds")
-        ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize="small")
-        return _save(fig, path)
+        return finish(fig, ax, path, "offered load", "average flow completion time (ms)",
+                      f"{p.shorts.lengths[0]}-packet flows, {p.shorts.rates_bps[0] / 1e6:g} Mb/s, "
+                      f"{p.shorts.seeds} seeds", yscale="log")
 
     def example_scenario(self, p: AfctLoadParams) -> dict[str, Any]:
         return p.shorts.scenario(p.shorts.rates_bps[0], p.shorts.lengths[0], 1, buffer=10, load=0.8)
@@ -718,10 +712,8 @@ class Fig56(MinBufferExperiment):
             ax.plot(ns, [min_buffer_for_utilization(target, bdp, n) for n in ns], color=line.get_color(), lw=1, ls=":",
                     label=f"Eq 3.7 with C' = 0.8 C, {100 * target:g}%")
         ax.plot(ns, [sqrt_n_buffer(bdp, n) for n in ns], "k-", lw=1, label="model 0.8 BDP/sqrt(n)")
-        ax.set_xlabel("number of long-lived flows n")
-        ax.set_ylabel("minimum buffer (packets)")
-        ax.set_title(f"20% short flows, 50 Mb/s, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "number of long-lived flows n", "minimum buffer (packets)",
+                      f"20% short flows, 50 Mb/s, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
 
     def example_scenario(self, p: MinBufferParams) -> dict[str, Any]:
         from ...theory.sizing import sqrt_n_buffer
@@ -824,10 +816,8 @@ class Fig57(Experiment):
         for kind, marker, label in (("large", "s", "B = 2T_pC"), ("small", "o", "B = 2T_pC/sqrt(n)")):
             d = t.filter(pl.col("buffer_kind") == kind).sort("flows")
             ax.plot(d["flows"], d["afct_ms"], marker=marker, label=label)
-        ax.set_xlabel("number of long-lived flows n")
-        ax.set_ylabel("AFCT of 14-packet flows (ms)")
-        ax.set_title(f"20% short flows, OC3, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
-        return finish(fig, ax, path)
+        return finish(fig, ax, path, "number of long-lived flows n", "AFCT of 14-packet flows (ms)",
+                      f"20% short flows, OC3, BDP {p.setup.bdp:.0f} pkt, {p.setup.seeds} seeds")
 
     def example_scenario(self, p: AfctMixParams) -> dict[str, Any]:
         n = max(p.flows)
@@ -1045,6 +1035,35 @@ def realized_load(directory: Path, p: ParetoParams) -> float:
     return float(f["size_bytes"].sum()) * PACKET_BYTES / PAYLOAD_BYTES * 8 / (p.link.rate_bps * p.duration_s)
 
 
+#: What section 5.5 states of Figs 5.9 and 5.10, made numeric: (buffer, finding, quantity,
+#: the thesis's value, compare, tolerance, its words); a value of None is the buffer itself.
+PARETO_CLAIMS: tuple[tuple[str, str, str, float | None, Compare, float, str], ...] = (
+    ("large", "ca_min", "fewest flows in congestion avoidance", 60.0, "factor", 1.5,
+     "'It fluctuates between 60 and 160 flows with an average of about 110 flows'"),
+    ("large", "ca_max", "most flows in congestion avoidance", 160.0, "factor", 1.5, ""),
+    ("large", "ca_mean", "mean flows in congestion avoidance", 110.0, "factor", 1.5, ""),
+    ("large", "utilization", "utilization", 1.0, "at_least", 0.002, "'it was 100% for the entire duration of the experiment'"),
+    ("large", "queue_min", "least queue (packets)", 800.0, "at_least", 100.0, "'It never drops below 800 packets'"),
+    ("large", "queue_max", "largest queue (packets)", None, "abs", 50.0,
+     "'fluctuates between 800 and the maximum of 1600 packets'"),
+    ("large", "loss_rate", "loss rate", 0.01, "factor", 3.0, "'On average, the loss rate is around 1%'"),
+    ("large", "drop_rate_max", "largest drop rate of a 50 ms interval", 0.5, "factor", 2.0,
+     "'for some intervals, the drop rate goes as high as 50%'"),
+    ("small", "ca_min", "fewest flows in congestion avoidance", 100.0, "at_least", 30.0,
+     "'the number of flows stays above 100 all the time, justifying our choice of n = 100'"),
+    ("small", "utilization", "utilization", 0.99, "at_least", 0.0, "'Averaging shows that the utilization is above 99%'"),
+    ("small", "queue_min", "least queue (packets)", 0.0, "at_most", 5.0,
+     "'The queue length ... oscillates between zero and the buffer size of 165'"),
+    ("small", "queue_max", "largest queue (packets)", None, "abs", 2.0, ""),
+    ("small", "loss_rate", "loss rate", 0.05, "at_most", 0.0, "'still a low single digit percentage'"),
+    ("small", "loss_over_large", "loss rate / the large buffer's", 1.0, "at_least", 0.0, "'Overall, the drop rate is now higher'"),
+    ("small", "drop_intervals_over_large", "share of intervals with drops / the large buffer's", 1.0, "at_least", 0.0,
+     "'more intervals have drops'"),
+    ("small", "peak_drop_rate_over_large", "largest drop rate of an interval / the large buffer's", 1.0, "at_most", 0.0,
+     "'the maximum drop rate in a single interval is lower'"),
+)
+
+
 class Pareto(Experiment):
     """Pareto flow lengths at a load just above the link (section 5.5); the two figures
     run the same two buffers and are judged each on its own."""
@@ -1128,6 +1147,12 @@ class Pareto(Experiment):
                           f"B = {b}; realized load {d['realized_load'][0]:.2f}")
         return _save(fig, path)
 
+    def references(self, p: ParetoParams) -> list[Reference]:
+        fig = f"Fig {self.figure}, section 5.5"
+        buffer = float(self.buffers(p)[self.buffer_kind])
+        return [Reference(key, quantity, buffer if paper is None else paper, compare, tolerance, fig, words)
+                for kind, key, quantity, paper, compare, tolerance, words in PARETO_CLAIMS if kind == self.buffer_kind]
+
     def example_scenario(self, p: ParetoParams) -> dict[str, Any]:
         return p.scenario(self.buffers(p)[self.buffer_kind])
 
@@ -1144,24 +1169,6 @@ class Fig59(Pareto):
         "(2T_pC). Against time, per 50 ms: the flows in congestion avoidance, utilization, queue, drop rate."
     )
 
-    def references(self, p: ParetoParams) -> list[Reference]:
-        fig = "Fig 5.9, section 5.5"
-        return [
-            Reference("ca_min", "fewest flows in congestion avoidance", 60.0, "factor", 1.5, fig,
-                      "'It fluctuates between 60 and 160 flows with an average of about 110 flows'"),
-            Reference("ca_max", "most flows in congestion avoidance", 160.0, "factor", 1.5, fig, ""),
-            Reference("ca_mean", "mean flows in congestion avoidance", 110.0, "factor", 1.5, fig, ""),
-            Reference("utilization", "utilization", 1.0, "at_least", 0.002, fig,
-                      "'it was 100% for the entire duration of the experiment'"),
-            Reference("queue_min", "least queue (packets)", 800.0, "at_least", 100.0, fig,
-                      "'It never drops below 800 packets'"),
-            Reference("queue_max", "largest queue (packets)", float(p.large), "abs", 50.0, fig,
-                      "'fluctuates between 800 and the maximum of 1600 packets'"),
-            Reference("loss_rate", "loss rate", 0.01, "factor", 3.0, fig, "'On average, the loss rate is around 1%'"),
-            Reference("drop_rate_max", "largest drop rate of a 50 ms interval", 0.5, "factor", 2.0, fig,
-                      "'for some intervals, the drop rate goes as high as 50%'"),
-        ]
-
 
 class Fig510(Pareto):
     id = "appenzeller.fig5_10"
@@ -1174,25 +1181,6 @@ class Fig510(Pareto):
         "flows in congestion avoidance. Against time, per 50 ms: flows in congestion avoidance, utilization, "
         "queue, drop rate; and the drops set beside the large buffer's."
     )
-
-    def references(self, p: ParetoParams) -> list[Reference]:
-        fig = "Fig 5.10, section 5.5"
-        return [
-            Reference("ca_min", "fewest flows in congestion avoidance", 100.0, "at_least", 30.0, fig,
-                      "'the number of flows stays above 100 all the time, justifying our choice of n = 100'"),
-            Reference("utilization", "utilization", 0.99, "at_least", 0.0, fig,
-                      "'Averaging shows that the utilization is above 99%'"),
-            Reference("queue_min", "least queue (packets)", 0.0, "at_most", 5.0, fig,
-                      "'The queue length ... oscillates between zero and the buffer size of 165'"),
-            Reference("queue_max", "largest queue (packets)", float(p.small), "abs", 2.0, fig, ""),
-            Reference("loss_rate", "loss rate", 0.05, "at_most", 0.0, fig, "'still a low single digit percentage'"),
-            Reference("loss_over_large", "loss rate / the large buffer's", 1.0, "at_least", 0.0, fig,
-                      "'Overall, the drop rate is now higher'"),
-            Reference("drop_intervals_over_large", "share of intervals with drops / the large buffer's", 1.0,
-                      "at_least", 0.0, fig, "'more intervals have drops'"),
-            Reference("peak_drop_rate_over_large", "largest drop rate of an interval / the large buffer's", 1.0,
-                      "at_most", 0.0, fig, "'the maximum drop rate in a single interval is lower'"),
-        ]
 
 
 EXPERIMENTS = [Fig51(), Fig52(), Fig52Low(), Fig53(), Fig54(), Fig55(), Fig56(), Fig57(), Fig58(), Fig59(), Fig510()]

@@ -14,7 +14,7 @@ import polars as pl
 from ...plots import pyplot as _pyplot
 from ...plots import save as _save
 from ..core import Experiment, Reference, run_dirs, run_points
-from .common import PACKET_BYTES, LongFlows, ShortFlowParams, queue_bytes, short_arrivals
+from .common import PACKET_BYTES, LongFlows, ShortFlowParams, finish, queue_bytes, short_arrivals
 
 
 # ---------------------------------------------------------------------------
@@ -261,14 +261,9 @@ class Fig62(Experiment):
             ax.plot(m["queue"], m["model_eb"], color=color, ls=":", lw=1)
         ax.axvline(p.hidden_fifo, color="0.5", ls="--", lw=1, label="43-packet hidden FIFO")
         ax.plot([], [], "k:", lw=1, label="model: effective-bandwidth tail")
-        ax.set_yscale("log")
         ax.set_ylim(1e-4, 1.1)
-        ax.set_xlabel("queue b (packets)")
-        ax.set_ylabel("P(Q >= b)")
-        ax.set_title(f"GSR lab link {GSR_BPS / 1e6:g} Mb/s, load {p.shorts.load:g}, 1 Gb/s access")
-        ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize="small")
-        return _save(fig, path)
+        return finish(fig, ax, path, "queue b (packets)", "P(Q >= b)",
+                      f"GSR lab link {GSR_BPS / 1e6:g} Mb/s, load {p.shorts.load:g}, 1 Gb/s access", yscale="log")
 
     def example_scenario(self, p: LabShortParams) -> dict[str, Any]:
         return p.shorts.scenario(GSR_BPS, 14, 1, access_bps=p.access_bps)

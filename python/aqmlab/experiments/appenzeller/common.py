@@ -202,10 +202,17 @@ class LongFlows:
         return out
 
 
-def finish(fig: Any, ax: Any, path: Path) -> Path:
-    """A single-panel figure from zero up, with a grid and a legend, saved."""
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
+def finish(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str, yscale: str = "from zero") -> Path:
+    """Label a single-panel figure, give it a grid and a legend, and save it. ``yscale``:
+    "from zero" (linear, from 0 up), "linear" (as the data fall) or "log"."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if yscale == "log":
+        ax.set_yscale("log")
+    elif yscale == "from zero":
+        ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3, which="both" if yscale == "log" else "major")
     ax.legend(fontsize="small")
     return _save(fig, path)
 
