@@ -5,11 +5,13 @@ paper's verdicts."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+import aqmlab
 from aqmlab import experiments
 from aqmlab.experiments.appenzeller import chapter5, chapter6, common
 from aqmlab.scenario import Scenario
@@ -112,6 +114,21 @@ def test_fig5_6_quick(tmp_path, store):
         assert r["bdp_over_sqrt_n"] == pytest.approx(sqrt_n_buffer(0.8 * 4230, r["flows"]))
         assert r["model_eq37"] == pytest.approx(min_buffer_for_utilization(0.95, bdp, r["flows"]))
     assert set(found) == {"over_rule_n150", "over_rule_n400"}
+
+
+def test_fig5_6_timer():
+    """At a 677 ms round trip RFC 6298's estimator (a sample on every ACK) fires spurious
+    timeouts once the buffer passes twice the rule: Reno resends whole windows and
+    utilization falls; ns-2's (one sample a round trip), the experiment's, does not."""
+    setup = experiments.get("appenzeller.fig5_6").fidelities["quick"].setup
+    assert setup.rtt_estimator == "ns2"
+    runs = {(est, b): aqmlab.run(replace(setup, rtt_estimator=est).scenario(400, b, 1)).summary
+            for est in ("rfc6298", "ns2") for b in (170, 339)}
+    util = {k: s["bottleneck_utilization"] for k, s in runs.items()}
+    assert util[("ns2", 339)] > util[("ns2", 170)] > 0.95
+    assert util[("rfc6298", 339)] < util[("rfc6298", 170)] - 0.05
+    # the packets resent that had not been lost
+    assert runs[("rfc6298", 339)]["duplicate_packets"] > 3 * runs[("ns2", 339)]["duplicate_packets"]
 
 
 def test_fig5_7_quick(tmp_path, store):

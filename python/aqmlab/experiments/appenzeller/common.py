@@ -98,6 +98,9 @@ class LongFlows:
     start_window_s: float = 10.0
     variant: str = "reno"  #: the thesis's; "newreno" for the sensitivity check of docs/experiments.md
     packet_bytes: int = PACKET_BYTES  #: on the wire, 40 of them headers
+    #: the retransmission timer's RTT estimator: RFC 6298's sample on every ACK, or "ns2",
+    #: ns-2's one timed packet per round trip (the thesis's; Fig 5.6 needs it, docs/experiments.md)
+    rtt_estimator: str = "rfc6298"
 
     @property
     def packets_per_s(self) -> float:
@@ -147,6 +150,7 @@ class LongFlows:
                 "delayed_ack": False,
                 "min_rto": "200ms",
                 "clock_granularity": "10ms",
+                "rtt_estimator": self.rtt_estimator,
             },
             "topology": {
                 "kind": "dumbbell",
