@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from aqmlab import contract, experiments
-from aqmlab.experiments.appenzeller import OC3_BPS, LongFlows
+from aqmlab.experiments.appenzeller.common import OC3_BPS, LongFlows
 from aqmlab.experiments.search import Search, bisect
 from aqmlab.scenario import Scenario
 from aqmlab.theory.sizing import min_buffer_for_utilization

@@ -1,17 +1,19 @@
-"""Seed 003's Figs 5.4-5.10 and chapter 6 (aqmlab.experiments.appenzeller) at quick
+"""Seed 003's Figs 5.4-5.10 and chapter 6 (aqmlab.experiments.appenzeller.chapter5, .chapter6) at quick
 fidelity: what the simulation must show (orderings, the models beside it), not the
 paper's verdicts."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+import aqmlab
 from aqmlab import experiments
-from aqmlab.experiments import appenzeller as app
+from aqmlab.experiments.appenzeller import chapter5, chapter6, common
 from aqmlab.scenario import Scenario
 from aqmlab.sweeps import make_task
 from aqmlab.theory.short_flows import burst_distribution, mg1_mean_queue
@@ -31,7 +33,7 @@ def _run(exp_id: str, tmp_path: Path, store: Path):
 
 
 def test_short_flows_behind_slow_access_offer_the_bottleneck_load():
-    p = app.ShortFlowParams(lengths=(14,), rates_bps=(5e6,), measure_s=10, seeds=1)
+    p = common.ShortFlowParams(lengths=(14,), rates_bps=(5e6,), measure_s=10, seeds=1)
     fast = p.scenario(5e6, 14, 1, buffer=20)
     slow = p.scenario(5e6, 14, 1, buffer=20, access_bps=0.5e6)
     assert fast["flows"][0]["load"] == 0.8
@@ -43,7 +45,7 @@ def test_short_flows_behind_slow_access_offer_the_bottleneck_load():
 
 
 def test_a_mix_adds_short_flows_and_sizes_for_the_long_flows_share():
-    mix = app.MixedFlows(50e6, app.MIX_RTT_S, warmup_s=30, measure_s=30, seeds=1, short_load=0.2)
+    mix = chapter5.MixedFlows(50e6, chapter5.MIX_RTT_S, warmup_s=30, measure_s=30, seeds=1, short_load=0.2)
     assert mix.bdp == pytest.approx(4230) and mix.long_bdp == pytest.approx(0.8 * 4230)
     s = mix.scenario(100, 300, 1)
     assert [f["kind"] for f in s["flows"]] == ["tcp", "tcp_arrivals"]
@@ -52,8 +54,8 @@ def test_a_mix_adds_short_flows_and_sizes_for_the_long_flows_share():
 
 
 def test_the_scaled_lab_keeps_the_bdp_and_stretches_time():
-    one, eight = app.lab_setup(1, 30, 60, 1), app.lab_setup(8, 30, 60, 1)
-    assert one.bdp == pytest.approx(app.GSR_BDP) and eight.bdp == pytest.approx(app.GSR_BDP)
+    one, eight = chapter6.lab_setup(1, 30, 60, 1), chapter6.lab_setup(8, 30, 60, 1)
+    assert one.bdp == pytest.approx(chapter6.GSR_BDP) and eight.bdp == pytest.approx(chapter6.GSR_BDP)
     assert eight.rate_bps == pytest.approx(one.rate_bps / 8) and eight.mean_rtt_s == pytest.approx(8 * one.mean_rtt_s)
     assert eight.warmup(100, 129) == pytest.approx(8 * one.warmup(100, 129))
     assert eight.measure_s == 8 * one.measure_s
@@ -112,6 +114,21 @@ def test_fig5_6_quick(tmp_path, store):
         assert r["bdp_over_sqrt_n"] == pytest.approx(sqrt_n_buffer(0.8 * 4230, r["flows"]))
         assert r["model_eq37"] == pytest.approx(min_buffer_for_utilization(0.95, bdp, r["flows"]))
     assert set(found) == {"over_rule_n150", "over_rule_n400"}
+
+
+def test_fig5_6_timer():
+    """At a 677 ms round trip RFC 6298's estimator (a sample on every ACK) fires spurious
+    timeouts once the buffer passes twice the rule: Reno resends whole windows and
+    utilization falls; ns-2's (one sample a round trip), the experiment's, does not."""
+    setup = experiments.get("appenzeller.fig5_6").fidelities["quick"].setup
+    assert setup.rtt_estimator == "ns2"
+    runs = {(est, b): aqmlab.run(replace(setup, rtt_estimator=est).scenario(400, b, 1)).summary
+            for est in ("rfc6298", "ns2") for b in (170, 339)}
+    util = {k: s["bottleneck_utilization"] for k, s in runs.items()}
+    assert util[("ns2", 339)] > util[("ns2", 170)] > 0.95
+    assert util[("rfc6298", 339)] < util[("rfc6298", 170)] - 0.05
+    # the packets resent that had not been lost
+    assert runs[("rfc6298", 339)]["duplicate_packets"] > 3 * runs[("ns2", 339)]["duplicate_packets"]
 
 
 def test_fig5_7_quick(tmp_path, store):
@@ -191,9 +208,9 @@ def test_the_scaled_lab_measures_what_the_full_rate_one_does(store):
     from aqmlab.experiments.core import run_points
     from aqmlab.sweeps import Runner
 
-    n, b = 100, 129 + app.GSR_HIDDEN_FIFO
+    n, b = 100, 129 + chapter6.GSR_HIDDEN_FIFO
     with Runner(None, 2, store, False, False) as runner:
-        full, scaled = run_points(runner, [[app.lab_setup(k, 30, 30, 1).scenario(n, b, 1)] for k in (1, 8)], "scaling")
+        full, scaled = run_points(runner, [[chapter6.lab_setup(k, 30, 30, 1).scenario(n, b, 1)] for k in (1, 8)], "scaling")
     u_full, u_scaled = full[0]["bottleneck_utilization"], scaled[0]["bottleneck_utilization"]
     assert 0.9 < u_full < 1 and u_scaled == pytest.approx(u_full, abs=0.01)
     assert scaled[0]["bottleneck_loss_rate"] == pytest.approx(full[0]["bottleneck_loss_rate"], rel=0.25)

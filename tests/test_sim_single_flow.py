@@ -11,7 +11,7 @@ import pytest
 
 import aqmlab
 from aqmlab import experiments
-from aqmlab.experiments.appenzeller import SINGLE_C_PPS, SINGLE_TWO_TP_S, SingleFlowParams
+from aqmlab.experiments.appenzeller.chapter2 import SINGLE_C_PPS, SINGLE_TWO_TP_S, SingleFlowParams
 from aqmlab.theory.sizing import sawtooth_period_general, single_flow_empty_share, single_flow_utilization
 
 BDP = SINGLE_C_PPS * SINGLE_TWO_TP_S

@@ -39,7 +39,9 @@ from typing import Any
 
 import polars as pl
 
-from aqmlab.experiments import appenzeller as app
+from aqmlab.experiments.appenzeller.chapter3 import Fig34
+from aqmlab.experiments.appenzeller.chapter5 import Fig51, Fig52
+from aqmlab.experiments.appenzeller.common import LongFlows, min_buffer_table
 from aqmlab.experiments.core import reproduce
 from aqmlab.names import NameList
 from aqmlab.ns2.run import ns_binary
@@ -48,7 +50,7 @@ from aqmlab.scenario import Scenario
 
 HERE = Path(__file__).resolve().parent
 TCL = HERE / "appenzeller.tcl"
-EXPERIMENTS = {"fig5_1": app.Fig51(), "fig3_4": app.Fig34(), "fig5_2": app.Fig52()}
+EXPERIMENTS = {"fig5_1": Fig51(), "fig3_4": Fig34(), "fig5_2": Fig52()}
 
 
 @dataclass(frozen=True)
@@ -60,13 +62,13 @@ class Model:
     limit_offset: int
 
 
-def models(setup: app.LongFlows) -> list[Model]:
+def models(setup: LongFlows) -> list[Model]:
     """The thesis's ns-2, and ns-2 with aqmlab's TCP (what the translator sets)."""
     profile = Scenario.coerce(setup.scenario(1, 1, 1)).resolve()["tcp_profiles"][0]
     return [Model("thesis", (), 0), Model("matched", tuple(sender_vars(profile, "tcp")), 1)]
 
 
-def draws(setup: app.LongFlows, n: int, buffer: int, seed: int) -> tuple[list[float], list[float]]:
+def draws(setup: LongFlows, n: int, buffer: int, seed: int) -> tuple[list[float], list[float]]:
     """aqmlab's draws for one run: each flow's access delay (ms) and start (s), so that
     ns-2 runs the very flows aqmlab runs."""
     resolved = Scenario.coerce(setup.scenario(n, buffer, seed)).resolve()
@@ -77,7 +79,7 @@ def draws(setup: app.LongFlows, n: int, buffer: int, seed: int) -> tuple[list[fl
     return delays, [float(start) / 1e9 for start in flows["start_ns"]]
 
 
-def tcl_args(setup: app.LongFlows, n: int, buffer: int, seed: int, model: Model) -> list[str]:
+def tcl_args(setup: LongFlows, n: int, buffer: int, seed: int, model: Model) -> list[str]:
     """The script's command line for one run (its names and units: MB/s, ms)."""
     warmup = setup.warmup(n, buffer)
     delays, starts = draws(setup, n, buffer, seed)
@@ -110,7 +112,7 @@ class Ns2:
     """Measures points in ns-2 for one setup and model, like LongFlows.measure_points
     (means over the setup's seeds), running the script on every core."""
 
-    def __init__(self, setup: app.LongFlows, model: Model, pool: ThreadPoolExecutor):
+    def __init__(self, setup: LongFlows, model: Model, pool: ThreadPoolExecutor):
         self.setup, self.model, self.pool = setup, model, pool
         self.runs = 0
 
@@ -214,7 +216,7 @@ def min_buffers(name: str, pool: ThreadPoolExecutor, out: Path) -> list[dict[str
     table = aqmlab_table(name, out).select(*keys, "min_buffer", "bracket_low", "model_eq37", "evaluations")
     for model in models(p.setup):
         ns2 = Ns2(p.setup, model, pool)
-        found = app.min_buffer_table(p, ns2.utilization).select(
+        found = min_buffer_table(p, ns2.utilization).select(
             *keys, *(pl.col(c).alias(f"{model.name}_{c}") for c in ("min_buffer", "bracket_low", "evaluations")))
         table = table.join(found, on=keys)
     return [{"experiment": name, **r} for r in table.to_dicts()]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The sum of the windows of many long flows (seed 003, Figs 3.2-3.3) in ns-2 and in aqmlab,
-on the same flows: the spread of the sum and why (aqmlab.experiments.appenzeller.window_sum_spread).
+on the same flows: the spread of the sum and why
+(aqmlab.experiments.appenzeller.chapter3.window_sum_spread).
 
     python bench/ns2/window_sum.py                     # OC3, 200 flows, B = 2 BDP/sqrt(n)
     python bench/ns2/window_sum.py --rate 1e9 --rtt 0.084 --flows 500 --measure 20
@@ -25,7 +26,8 @@ import numpy as np
 import polars as pl
 
 import appenzeller as bench  # bench/ns2/appenzeller.py, beside this file
-from aqmlab.experiments import appenzeller as app
+from aqmlab.experiments.appenzeller.chapter3 import window_sum_spread
+from aqmlab.experiments.appenzeller.common import OC3_BPS, OC3_MEAN_RTT_S, LongFlows
 from aqmlab.theory.sizing import queue_std_bound
 
 SAMPLER = """
@@ -42,7 +44,7 @@ proc wsample {} {
 """
 
 
-def ns2_windows(setup: app.LongFlows, n: int, buffer: int) -> dict[str, np.ndarray]:
+def ns2_windows(setup: LongFlows, n: int, buffer: int) -> dict[str, np.ndarray]:
     """ns-2's windows every 10 ms after the warm-up: cwnd_ and outstanding (samples x flows)."""
     matched = {m.name: m for m in bench.models(setup)}["matched"]
     tcl = bench.TCL.read_text().replace(
@@ -55,7 +57,7 @@ def ns2_windows(setup: app.LongFlows, n: int, buffer: int) -> dict[str, np.ndarr
     return {"queue": a[:, 1], "cwnd": a[:, 2::2], "outstanding": a[:, 3::2]}
 
 
-def aqmlab_windows(setup: app.LongFlows, n: int, buffer: int) -> dict[str, np.ndarray]:
+def aqmlab_windows(setup: LongFlows, n: int, buffer: int) -> dict[str, np.ndarray]:
     import aqmlab
 
     s = setup.scenario(n, buffer, 1)
@@ -73,19 +75,19 @@ def describe(w: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
             total = w[name].sum(axis=1)
             out[name] = {"mean": float(total.mean()), "sd": float(total.std()),
                          "minus_queue": float((total - w["queue"][: len(total)]).mean()),
-                         **app.window_sum_spread(w[name])}
+                         **window_sum_spread(w[name])}
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rate", type=float, default=app.OC3_BPS)
-    ap.add_argument("--rtt", type=float, default=app.OC3_MEAN_RTT_S, help="mean 2T_p (s)")
+    ap.add_argument("--rate", type=float, default=OC3_BPS)
+    ap.add_argument("--rtt", type=float, default=OC3_MEAN_RTT_S, help="mean 2T_p (s)")
     ap.add_argument("--flows", type=int, default=200)
     ap.add_argument("--buffer-bdps", type=float, default=2.0, help="B in BDP/sqrt(n)")
     ap.add_argument("--measure", type=float, default=30.0, help="seconds measured after the warm-up")
     a = ap.parse_args()
-    setup = app.LongFlows(a.rate, a.rtt, warmup_s=30, measure_s=a.measure, seeds=1)
+    setup = LongFlows(a.rate, a.rtt, warmup_s=30, measure_s=a.measure, seeds=1)
     buffer = round(a.buffer_bdps * setup.bdp / math.sqrt(a.flows))
     print(json.dumps({
         "rate_bps": a.rate, "bdp": setup.bdp, "flows": a.flows, "buffer": buffer,
