@@ -94,6 +94,7 @@ def test_episodes_from_a_trace():
                           "flow": [3, 3, 5, 5, 3]})
     assert chapter6.qsdrr_episodes(drops, 0) == [0.004, 0.005]  # 3 from 0 to 4 ms, 5 from 4 to 9 ms
     assert chapter6.qsdrr_episodes(drops, 1 * ms) == [0.005]
+    assert chapter6.qsdrr_drop_spans(drops, 0) == [0.001, 0.002]  # 3 from 0 to 1 ms, 5 from 4 to 6 ms
 
 
 # ---------------------------------------------------------------------------
@@ -218,6 +219,8 @@ def test_e6_discard_episodes(out, store):
     # a DSDRR queue leaves discard state as soon as it empties; QSDRR's drop queue stays
     # until another queue is picked: DSDRR's episodes are shorter and more regular
     assert f["dsdrr_max"] < f["qsdrr_max"] and f["dsdrr_std"] < f["qsdrr_std"]
+    # most of a tenure is spent waiting for the next overflow, not dropping
+    assert f["qsdrr_span_mean"] < 0.6 * f["qsdrr_mean"]
 
 
 def test_e6_max_min_over_time(out, store):

@@ -54,6 +54,14 @@ def test_tcp_profile_becomes_agent_variables():
         assert f"$tcp set {var}" in tcl, var
 
 
+def test_sampling_is_scheduled_only_at_an_interval_above_zero():
+    # A sample interval of 0 samples nothing; rescheduling the sampler at +0 s would never end.
+    never = to_tcl(resolved(sample_interval="0s"))
+    assert '$ns at 0.0 "sample ' not in never and "$ns run" in never
+    every = to_tcl(resolved(sample_interval="100ms"))
+    assert '$ns at 0.0 "sample 0.1 ' in every
+
+
 @pytest.mark.parametrize(
     "change, field",
     [

@@ -315,7 +315,8 @@ def to_tcl(resolved: dict[str, Any], arrival_flows: Any = None, packets: bool = 
     out += [
         f"$ns at 0.0 \"count_bytes {counting!r}\"",
         f"$ns at {_seconds(warmup)} \"snapshot warmup\"",
-        f"$ns at 0.0 \"sample {_seconds(interval)} {_seconds(duration)}\"",
+        # A sample interval of 0 samples nothing (as in aqmlab); rescheduling at +0 would never end.
+        *([f"$ns at 0.0 \"sample {_seconds(interval)} {_seconds(duration)}\""] if interval > 0 else []),
         f"$ns at {_seconds(duration)} \"snapshot end; close $out; exit 0\"",
         "$ns run",
     ]
