@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import polars as pl
 import pytest
 
 from aqmlab.emulate import netns
@@ -304,7 +306,7 @@ def test_the_kernel_is_asked_which_qdiscs_it_has():
 
 
 @needs_machine
-def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_and_loss(emulate, tmp_path):
+def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_loss_and_queue(emulate, tmp_path):
     # One flow: two periodic flows in a FIFO share by the phase of their arrivals,
     # which a few microseconds change (the phase effect), in the kernel as in ours.
     s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "6Mbps", "packet_size": "1000B"}])
@@ -316,13 +318,22 @@ def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_and_loss(emulate,
         kernels = emulate(s, tmp_path / shaper, baseline="kernel", shaper=shaper)
         q = kernels.queues.filter(kernels.queues["link"] == "bottleneck").row(0, named=True)
         assert q["qdisc"] == f"kernel:{shaper}+pfifo"
+        # The kernel's own counters (what its shaper sent between two readings), not the router's view.
         assert q["utilization"] == pytest.approx(1.0, abs=0.02), shaper
-        # A third of 6 Mb/s is dropped, over the whole run (the kernel's counters are read
-        # when the run ends; the window's edges would be read later than the router's samples).
+        # A third of 6 Mb/s is dropped, in the kernel's window as in ours (and over the whole run).
+        assert q["loss_rate"] == pytest.approx(q0["loss_rate"], abs=0.02), shaper
         assert q["drops"] / q["arrivals"] == pytest.approx(q0["drops"] / q0["arrivals"], abs=0.02), shaper
         assert kernels.flows["throughput_bps"][0] == pytest.approx(ours_.flows["throughput_bps"][0], rel=0.02), shaper
         # The queue stays full: a packet waits for the 20 ahead of it, in both.
         assert q["mean_delay_s"] == pytest.approx(q0["mean_delay_s"], rel=0.1), shaper
+        # The kernel queue's length over time, read every sample interval, as ours is sampled.
+        length, mine = kernels.metric("queue_packets", "bottleneck"), ours_.metric("queue_packets", "bottleneck")
+        assert abs(len(length) - len(mine)) <= 2, (len(length), len(mine))
+        after_warmup = length.filter(pl.col("time_s") > 0.5)["value"]
+        assert after_warmup.max() <= 20 and after_warmup.median() >= 15, shaper
+        assert kernels.metric("queue_bytes", "bottleneck")["value"].max() <= 20 * 1000
+        busy = kernels.metric("link_utilization", "bottleneck").filter(pl.col("time_s") > 0.5)["value"]
+        assert busy.mean() == pytest.approx(1.0, abs=0.03), shaper
 
 
 def test_the_kernel_baseline_refuses_a_discipline_it_cannot_map(tmp_path):
@@ -341,3 +352,31 @@ def test_unknown_emulator_options_are_refused_by_name(tmp_path):
         with pytest.raises(UserError) as e:
             run(s, tmp_path, **kwargs)
         assert e.value.field == field
+
+
+def test_the_kernel_queues_counters_are_read_from_tc_and_give_the_rate_between_readings():
+    from aqmlab.emulate import collect, kernel
+
+    tc = ('[{"kind":"tbf","handle":"1:","root":true,"bytes":5000,"packets":5,"drops":1,"backlog":2000,"qlen":2},'
+          '{"kind":"pfifo","handle":"10:","parent":"1:1","bytes":5000,"packets":5,"drops":1,"backlog":2000,"qlen":2}]')
+    c = kernel.counters(tc)
+    assert c == {"kind": "tbf+pfifo", "drops": 1, "backlog_packets": 2, "backlog_bytes": 2000,
+                 "sent_bytes": 5000, "sent_packets": 5, "overlimits": None}
+    assert kernel.counters("not json") == {}
+
+    class FakeClock:
+        warmup, duration, t0_ns = 1.0, 3.0, 10**9
+
+        def of_monotonic(self, ns):
+            return (np.asarray(ns, dtype=np.int64) - self.t0_ns) / 1e9
+
+    # Readings every 0.5 s of a link sending 1 Mb/s (62,500 bytes each), the one at the
+    # end of the warm-up read 10 ms late: its bytes and its time are both late.
+    times = [0.0, 0.5, 1.01, 1.5, 2.0, 2.5, 3.0]
+    readings = [{"time_ns": int(10**9 + t * 1e9), "spread_ns": 0, "backlog_packets": 3, "backlog_bytes": 3000,
+                 "drops": int(10 * t), "sent_bytes": int(125_000 * t), "sent_packets": int(125 * t)} for t in times]
+    r = collect.KernelReadings(readings, FakeClock())
+    assert r.window() == (2, 6)
+    assert r.rate_bps(*r.window()) == pytest.approx(1e6, rel=1e-4)
+    assert r.arrivals(2, 6) == (375 - 126) + (30 - 10)
+    assert r.in_run().tolist() == [False, True, True, True, True, True, True]

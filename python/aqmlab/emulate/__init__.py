@@ -84,7 +84,7 @@ def emulate(
         "summary": collect.summary(resolved, flows, queues, report),
         "flows": flows,
         "queues": queues,
-        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock, apps),
+        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock, apps, session.kernel_stats),
         "histograms": pl.DataFrame(schema={"link": pl.String, "bin_low_s": pl.Float64, "bin_high_s": pl.Float64, "count": pl.Int64}),
     }
     if baseline:

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from ..errors import UserError
 from ..names import NameList
-from . import kernel, netns, traffic
+from . import kernel, kernel_poll, netns, traffic
 from .support import hosts_of
 
 #: Seconds the router may take to create its devices.
@@ -122,6 +122,8 @@ class Session:
         self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
         self.kernel_ns = ""
         self.kernel_stats: dict[str, dict[str, Any]] = {}
+        self.tc_reader: kernel_poll.TcReader | None = None
+        self.poller: kernel_poll.Poller | None = None
         self.host_nodes = hosts_of(resolved)
         self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
         self.plans = traffic.plan(scenario, resolved, self.addr, udp_binary())
@@ -224,11 +226,30 @@ class Session:
                 netns.ip("link", "set", device, "netns", self.kernel_ns, namespace=self.router_ns)
             commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), fifo, self.shaper)
             kernel.configure(self.kernel_ns, into, out, commands, str(SUBNET), self.mtu())
+        self.tc_reader = kernel_poll.TcReader(self.kernel_ns, spawn)
+        self.tc_reader.read("ko0")  # its first answer is slow (milliseconds): not in the run
 
-    def read_kernel_stats(self, when: str = "at_end") -> None:
+    def start_kernel_poller(self) -> None:
+        """Read the kernel queues' counters every sample interval from the run's start
+        (at the end of the warm-up and of the run only, without one)."""
+        if self.tc_reader is None:
+            return
+        names = self.link_names()
+        r = self.resolved
+        interval = int(r["sample_interval_ns"]) or int(r["warmup_ns"]) or int(r["duration_ns"])
+        devices = {names[link]: f"ko{port}" for port, (link, _) in self.kernel_links.items()}
+        self.poller = kernel_poll.Poller(self.tc_reader, devices, interval, self.t0_ns)
+        self.poller.start()
+
+    def read_kernel_stats(self) -> None:
+        """The kernel queues' counters when the run is over, and their readings during it."""
         names = self.link_names()
         for port, (link, _) in self.kernel_links.items():
-            self.kernel_stats.setdefault(names[link], {})[when] = kernel.stats(self.kernel_ns, f"ko{port}")
+            self.kernel_stats[names[link]] = {
+                "at_end": kernel.stats(self.kernel_ns, f"ko{port}"),
+                "readings": [r.as_dict() for r in self.poller.readings[names[link]]] if self.poller else [],
+            }
+        (self.workdir / "kernel.json").write_text(json.dumps(self.kernel_stats, indent=1))
 
     def attach_host(self, device: str, node: int, mtu: int) -> None:
         ns = self.host_ns[node]
@@ -265,8 +286,6 @@ class Session:
         """Start and stop the clients on the run's clock, until the end of the run."""
         duration = int(self.resolved["duration_ns"])
         events: list[tuple[int, int, str]] = []
-        if self.kernel_links:  # the kernel's counters at the end of the warm-up
-            events.append((int(self.resolved["warmup_ns"]), -1, "warmup"))
         for p in self.plans:
             events.append((p.start_ns, p.index, "start"))
             if p.stop_ns is not None and p.stop_ns < duration:
@@ -274,17 +293,18 @@ class Session:
         events.sort()
         self.t0_ns = time.monotonic_ns()
         self.t0 = self.t0_ns / 1e9
+        self.start_kernel_poller()
         for at, index, what in events:
             self.sleep_until(at)
-            if what == "warmup":
-                self.read_kernel_stats("at_warmup")
-            elif what == "start":
+            if what == "start":
                 p = self.plans[index]
                 out, err = self.open(f"client{index}.json"), self.open(f"client{index}.err")
                 self.clients[index] = spawn(self.app(p.src, p.client), stdout=out, stderr=err)
             else:
                 self.interrupt(self.clients.get(index))
         self.sleep_until(duration)
+        if self.poller is not None:
+            self.poller.stop()
         # The clients stop first, while the network still carries their last words
         # to the servers; the router's window figures end at its last sample in the run.
         for c in self.clients.values():
@@ -335,6 +355,10 @@ class Session:
     # -- clean-up --------------------------------------------------------------
 
     def close(self) -> None:
+        if self.poller is not None:
+            self.poller.stop(last_reading=False)
+        if self.tc_reader is not None:
+            self.tc_reader.close()
         for process in [*self.clients.values(), *self.servers.values()]:
             if process.poll() is None:
                 process.kill()
