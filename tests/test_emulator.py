@@ -336,12 +336,115 @@ def test_our_droptail_and_the_kernels_pfifo_give_the_same_rate_loss_and_queue(em
         assert busy.mean() == pytest.approx(1.0, abs=0.03), shaper
 
 
-def test_the_kernel_baseline_refuses_a_discipline_it_cannot_map(tmp_path):
+def test_the_kernel_baseline_refuses_a_discipline_linux_has_no_qdisc_for(tmp_path):
     from aqmlab.emulate import emulate as run
 
     with pytest.raises(UserError) as e:
-        run(scenario({"kind": "sfq"}, [{"kind": "tcp"}]), tmp_path, baseline="kernel")
-    assert e.value.field == "topology.bottleneck.qdisc.kind"
+        run(scenario({"kind": "cbt"}, [{"kind": "tcp"}]), tmp_path, baseline="kernel")
+    assert e.value.field == "topology.bottleneck.qdisc.kind" and "cbt" in str(e.value)
+
+
+def _spec(qdisc: dict[str, Any]) -> dict[str, Any]:
+    """The resolved spec of a bottleneck discipline (its defaults filled in)."""
+    from aqmlab.scenario import Scenario
+
+    r = Scenario.coerce(scenario(qdisc, [{"kind": "tcp"}])).resolve()
+    return r["links"]["qdiscs"][int(r["links"]["qdisc"][list(r["links"]["monitor"]).index(True)])]
+
+
+#: Disciplines with a kernel qdisc, with defaults and with parameters set.
+MAPPED = [
+    {"kind": "droptail", "limit": "30pkt"}, {"kind": "droptail", "limit": "45000B"},
+    {"kind": "red"}, {"kind": "red", "limit": "100pkt", "min_th": 10, "max_th": 30, "w_q": 0.02, "ecn": True},
+    {"kind": "red_linux"}, {"kind": "choke"}, {"kind": "sfq", "limit": "100pkt", "buckets": 32},
+    {"kind": "fq_codel"}, {"kind": "codel", "ecn": True}, {"kind": "pie"},
+    {"kind": "pie", "alpha": 0.25, "estimator": "timestamp"}, {"kind": "sfb"},
+    {"kind": "sfb", "rehash_interval": "600s", "warmup_time": "60s", "penalty_rate": 10},
+]
+
+
+def test_our_disciplines_translate_to_the_kernels_parameters():
+    from aqmlab.emulate.kernel_qdiscs import ewma_log, translate
+
+    def args(q: dict[str, Any]) -> list[str]:
+        return translate(_spec(q), 4_000_000, 1500, "q").args
+
+    assert args({"kind": "droptail", "limit": "30pkt"}) == ["pfifo", "limit", "30"]
+    assert args({"kind": "droptail", "limit": "45000B"}) == ["bfifo", "limit", "45000"]
+    red = translate(_spec({"kind": "red"}), 4_000_000, 1500, "q")
+    a = dict(zip(red.args[1::2], red.args[2::2]))
+    # FJ93's defaults: 5 and 15 packets of the MTU, 60 packets of buffer, w_q 0.002 as 2^-9.
+    assert (a["min"], a["max"], a["limit"], a["probability"], a["bandwidth"]) == ("7500", "22500", "90000", "0.02", "4000000bit")
+    assert ewma_log(7500, int(a["burst"]), 1500) == 9 and ewma_log(7500, int(a["burst"]) - 1, 1500) != 9
+    assert any(u.startswith("w_q: 0.002 is 2^-9") for u in red.untranslated)
+    assert args({"kind": "red_linux"})[:11] == ["red", "limit", "20000", "min", "5000", "max", "15000", "avpkt", "1000", "burst", "8"]
+    assert args({"kind": "pie"})[:11] == ["pie", "limit", "1000", "target", "15000us", "tupdate", "15000us", "alpha", "2", "beta", "20"]
+    assert args({"kind": "pie"})[-2:] == ["noecn", "dq_rate_estimator"]
+    assert args({"kind": "fq_codel"})[-1] == "ecn" and "5000us" in args({"kind": "fq_codel"})
+    assert args({"kind": "sfq", "limit": "100pkt", "buckets": 32})[:5] == ["sfq", "limit", "100", "divisor", "32"]
+    sfb = dict(zip(args({"kind": "sfb"})[1::2], args({"kind": "sfb"})[2::2]))
+    assert (sfb["limit"], sfb["target"], sfb["increment"], sfb["rehash"]) == ("100", "5", "0.0025", "86400000")
+    assert args({"kind": "choke"})[:3] == ["choke", "limit", "300"]
+
+
+def test_what_the_kernels_qdisc_cannot_take_is_refused_by_field():
+    from aqmlab.emulate.kernel_qdiscs import translate
+
+    cases = {
+        "q.gentle": {"kind": "red", "gentle": True},
+        "q.alpha": {"kind": "pie", "alpha": 0.1},
+        "q.max_burst": {"kind": "pie", "max_burst": "100ms"},
+        "q.buckets": {"kind": "sfq", "limit": "100pkt", "buckets": 10},
+        "q.limit": {"kind": "codel", "limit": "100000B"},
+        "q.kind": {"kind": "drr", "limit": "100pkt"},
+    }
+    for field, q in cases.items():
+        with pytest.raises(UserError) as e:
+            translate(_spec(q), 4_000_000, 1500, "q")
+        assert e.value.field == field and e.value.exit_code == 2, (field, str(e.value))
+
+
+@needs_machine
+def test_tc_parses_every_translation_and_the_kernel_answers_for_its_kinds():
+    from aqmlab.emulate import kernel
+    from aqmlab.emulate.kernel_qdiscs import translate
+
+    with netns.Namespaces() as spaces:
+        ns = spaces.create("tcparse")
+        for q in MAPPED:
+            queue = translate(_spec(q), 4_000_000, 1500, "q")
+            done = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", *queue.args],
+                                  capture_output=True, text=True, timeout=10)
+            # tc parses the arguments itself, then the kernel accepts the qdisc or does not have it.
+            assert done.returncode == 0 or "Specified qdisc kind is unknown" in done.stderr, (queue.args, done.stderr)
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"], capture_output=True, timeout=10)
+    assert kernel.available(("pfifo", "red"))["pfifo"] is None
+
+
+@needs_machine
+def test_a_qdisc_the_kernel_lacks_is_refused_by_name_with_status_2(tmp_path):
+    from aqmlab.emulate import kernel
+    from aqmlab.tomlout import dumps
+
+    found = kernel.available()
+    missing = [q for q in MAPPED if translate_kind(q) and found.get(translate_kind(q)) is not None]
+    if not missing:
+        pytest.skip("this kernel has every qdisc the baseline maps")
+    q = missing[0]
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(scenario(q, [{"kind": "tcp"}])))
+    before = set(ours())
+    done = subprocess.run([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o"),
+                           "--baseline", "kernel"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert f"no {translate_kind(q)} qdisc" in done.stderr and "topology.bottleneck.qdisc.kind" in done.stderr, done.stderr
+    assert set(ours()) <= before
+
+
+def translate_kind(q: dict[str, Any]) -> str:
+    from aqmlab.emulate.kernel_qdiscs import translate
+
+    return translate(_spec(q), 4_000_000, 1500, "q").kind
 
 
 def test_unknown_emulator_options_are_refused_by_name(tmp_path):

@@ -4,10 +4,11 @@ queued and shaped by Linux's own ``tc`` qdiscs instead of aqmlab's disciplines
 
 The router hands such a link's packets to a TUN device in a namespace of their own,
 where the kernel forwards them out of a second TUN device whose root qdisc shapes
-them (``tbf``, or ``htb`` with one class) over a child FIFO (``pfifo`` for a DropTail
-counted in packets, ``bfifo`` in bytes); the router reads them back as the kernel
-releases them and gives them the link's propagation delay (this kernel has no
-``netem``). Which qdiscs a kernel offers is probed (:func:`available`), never assumed.
+them (``tbf``, or ``htb`` with one class) over a child qdisc, the kernel's version of
+the link's discipline (:mod:`.kernel_qdiscs`: ``pfifo``/``bfifo`` for DropTail,
+``red``, ``sfq``, ``fq_codel``, ...); the router reads them back as the kernel
+releases them and gives them the link's propagation delay (the kernel's ``netem`` is
+not needed). Which qdiscs a kernel offers is probed (:func:`available`), never assumed.
 """
 
 from __future__ import annotations
@@ -56,18 +57,17 @@ def available(kinds: tuple[str, ...] = KINDS) -> dict[str, str | None]:
     return out
 
 
-def fifo(spec: dict[str, Any], field: str) -> list[str]:
-    """The kernel FIFO of a DropTail spec: ``pfifo limit N`` or ``bfifo limit B``."""
-    if spec.get("kind") != "droptail":
-        raise UserError(
-            f"the kernel baseline runs DropTail as pfifo/bfifo; {spec.get('kind')} has no kernel mapping yet "
-            "(docs/emulator.md, \"The kernel as the baseline\")",
-            field,
-        )
-    limit = spec["limit"]
-    if "packets" in limit:
-        return ["pfifo", "limit", str(int(limit["packets"]))]
-    return ["bfifo", "limit", str(int(limit["bytes"]))]
+def require(kinds: dict[str, str]) -> None:
+    """Refuse, naming its field (``kinds``: kind -> field), a qdisc this kernel lacks."""
+    found = available(tuple(kinds))
+    for kind, field in kinds.items():
+        if found[kind] is not None:
+            raise UserError(
+                f"this kernel has no {kind} qdisc (tc: {found[kind]}); the kernel baseline of this discipline "
+                f"needs a kernel with CONFIG_NET_SCH_{kind.upper()} (module sch_{kind}; docs/emulator.md, "
+                "\"The kernel's qdiscs\")",
+                field,
+            )
 
 
 def bucket_bytes(rate_bps: int, mtu: int) -> int:

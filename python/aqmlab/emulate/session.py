@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from ..errors import UserError
 from ..names import NameList
-from . import kernel, kernel_poll, netns, traffic
+from . import kernel, kernel_poll, kernel_qdiscs, netns, traffic
 from .support import hosts_of
 
 #: Seconds the router may take to create its devices.
@@ -118,16 +118,16 @@ class Session:
                  shaper: str = "tbf", flow_key: str = "five_tuple") -> None:
         self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
         self.shaper, self.flow_key = shaper, flow_key
-        #: Per kernel port: the monitored link it carries, and its kernel FIFO.
-        self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
-        self.kernel_ns = ""
-        self.kernel_stats: dict[str, dict[str, Any]] = {}
-        self.tc_reader: kernel_poll.TcReader | None = None
-        self.poller: kernel_poll.Poller | None = None
         self.host_nodes = hosts_of(resolved)
         self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
         self.plans = traffic.plan(scenario, resolved, self.addr, udp_binary())
         self.settings = traffic.host_settings(self.plans, scenario)
+        #: Per kernel port: the monitored link it carries, and the kernel's queue for it.
+        self.kernel_links = self.kernel_queues() if baseline == "kernel" else {}
+        self.kernel_ns = ""
+        self.kernel_stats: dict[str, dict[str, Any]] = {}
+        self.tc_reader: kernel_poll.TcReader | None = None
+        self.poller: kernel_poll.Poller | None = None
         self.spaces = netns.Namespaces()
         self.router: subprocess.Popen[str] | None = None
         self.clients: dict[int, subprocess.Popen[bytes]] = {}
@@ -150,16 +150,19 @@ class Session:
     def link_names(self) -> list[str]:
         return list(NameList.from_contract(self.resolved["links"]["names"]))
 
-    def kernel_fifos(self) -> dict[int, tuple[int, list[str]]]:
-        """For the kernel baseline: port -> (the monitored link, its kernel FIFO)."""
+    def kernel_queues(self) -> dict[int, tuple[int, kernel_qdiscs.KernelQueue]]:
+        """For the kernel baseline: port -> (the monitored link, the kernel qdisc of its
+        discipline); refused by field where the kernel has no such qdisc."""
         links, names = self.resolved["links"], self.link_names()
         out = {}
         for i in range(len(links["from"])):
             if bool(links["monitor"][i]):
-                field = f"topology.{names[i]}.qdisc.kind"
-                out[len(out)] = (i, kernel.fifo(links["qdiscs"][int(links["qdisc"][i])], field))
+                spec = links["qdiscs"][int(links["qdisc"][i])]
+                where = f"topology.{names[i]}.qdisc"
+                out[len(out)] = (i, kernel_qdiscs.translate(spec, int(links["rate_bps"][i]), self.mtu(), where))
         if not out:
             raise UserError("the kernel baseline replaces the monitored links' queues; this network has none", "--baseline")
+        kernel.require({self.shaper: "--shaper", **{q.kind: f"topology.{names[i]}.qdisc.kind" for i, q in out.values()}})
         return out
 
     def router_config(self) -> dict[str, Any]:
@@ -220,11 +223,11 @@ class Session:
         through the kernel's qdiscs."""
         self.kernel_ns = self.spaces.create("kernel")
         rates = self.resolved["links"]["rate_bps"]
-        for port, (link, fifo) in self.kernel_links.items():
+        for port, (link, queue) in self.kernel_links.items():
             into, out = f"ki{port}", f"ko{port}"
             for device in (into, out):
                 netns.ip("link", "set", device, "netns", self.kernel_ns, namespace=self.router_ns)
-            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), fifo, self.shaper)
+            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), queue.args, self.shaper)
             kernel.configure(self.kernel_ns, into, out, commands, str(SUBNET), self.mtu())
         self.tc_reader = kernel_poll.TcReader(self.kernel_ns, spawn)
         self.tc_reader.read("ko0")  # its first answer is slow (milliseconds): not in the run
