@@ -62,23 +62,42 @@ def scenario(qdisc: dict[str, Any], flows: list[dict[str, Any]], **extra: Any) -
     }
 
 
-def ours() -> list[str]:
-    """Namespaces of emulator runs on this machine."""
-    return [n for n in netns.listed() if n.startswith(netns.PREFIX)]
+def ours(pid: int | None = None) -> list[str]:
+    """Namespaces of the emulator runs of process ``pid`` (this one's by default): other
+    runs on the machine (another engineer's) come and go meanwhile."""
+    prefix = f"{netns.PREFIX}{pid or os.getpid()}x"
+    return [n for n in netns.listed() if n.startswith(prefix)]
 
 
-def processes(pattern: str) -> list[str]:
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
-    return [p for p in out.split() if int(p) != os.getpid()]
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``, with their command lines."""
+    out = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"\nPPid:\t{pid}\n" in status.read_text():
+                out.append(int(status.parent.name))
+        except OSError:
+            pass
+    return out
+
+
+def alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if Path(f"/proc/{p}").exists() and "\nState:\tZ" not in _status(p)]
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ""
 
 
 @pytest.fixture
 def emulate():
     from aqmlab.emulate import emulate as run
 
-    before = set(ours())
     yield run
-    assert set(ours()) <= before, "a run left namespaces behind"
+    assert not ours(), "a run left namespaces behind"
 
 
 @needs_machine
@@ -163,13 +182,37 @@ def test_the_rtt_is_the_configured_propagation_delay(emulate, tmp_path):
     assert res.timing["router_lateness_p50_s"] < 1e-3
 
 
+@needs_machine
+def test_an_on_off_udp_flow_sends_in_its_on_periods_as_the_simulators_does(emulate, tmp_path):
+    from aqmlab.run import run
+
+    # On for 0.3 s at 2 Mb/s, off for 0.3 s: bursts of 75 packets of 1000 B, 600 ms apart;
+    # the run ends in an off period, so that both engines send four whole bursts.
+    onoff = {"kind": "udp", "rate": "2Mbps", "packet_size": "1000B", "model": "onoff", "on": "0.3s", "off": "0.3s"}
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, [onoff])
+    s["duration"] = "2.2s"
+    res = emulate(s, tmp_path)
+    sim = run(s)
+    sent, simulated = res.flows["packets_sent"][0], sim.flows["packets_sent"][0]
+    assert simulated == 4 * 75 and abs(sent - simulated) <= 2, (sent, simulated)
+    # Its rate over time (samples every 0.1 s): 2 Mb/s of payload in the middle of the
+    # on periods, nothing at the end of the off periods (a late start shifts both by ms).
+    thr = res.metric("throughput_bps", "0").with_columns(k=(pl.col("time_s") * 10).round().cast(pl.Int64) % 6)
+    on, off = thr.filter(pl.col("k") == 2)["value"], thr.filter(pl.col("k") == 5)["value"]
+    assert len(on) >= 3 and len(off) >= 3
+    assert on.min() > 0.9 * 2e6 * 972 / 1000 and off.max() == 0, (on.to_list(), off.to_list())
+    # Any of the scenario's distributions: exponential on periods, Pareto off periods.
+    s["flows"][0] |= {"on": {"dist": "exponential", "mean": "0.2s"}, "off": {"dist": "pareto", "mean": "0.2s", "shape": 1.5}}
+    s["duration"] = "1.5s"
+    assert emulate(s, tmp_path / "random").flows["packets_sent"][0] > 0
+
+
 def test_fields_the_emulator_cannot_honour_are_refused_by_name(tmp_path):
     from aqmlab.emulate import emulate
     from aqmlab.tomlout import dumps
 
     cases = {
         "ties": {"ties": "numbered"},
-        "flows[0].model": {"flows": [{"kind": "udp", "rate": "1Mbps", "model": "onoff", "on": "1s", "off": "1s"}]},
         "tcp.delayed_ack": {"tcp": {"packet_size": "1500B", "delayed_ack": True}},
         "tcp.variant": {"tcp": {"variant": "tahoe"}},
         "flows[0].tcp.dupack_threshold": {"flows": [{"kind": "tcp", "tcp": {"dupack_threshold": 4}}]},
@@ -215,52 +258,52 @@ def test_what_the_machine_lacks_is_named(monkeypatch):
         assert e.value.field == "aqmlab-router" and "cargo build" in str(e.value)
 
 
-def _start_cli(tmp_path: Path) -> subprocess.Popen[str]:
+def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """A 20-second run of the command line, once its applications run; with the
+    processes it started (router, servers, clients)."""
     from aqmlab.tomlout import dumps
 
     s = scenario({"kind": "droptail", "limit": "30pkt"}, [{"kind": "tcp"}, {"kind": "udp", "rate": "1Mbps"}])
     s["duration"] = "20s"
     path = tmp_path / "long.toml"
     path.write_text(dumps(s))
-    before = set(ours())
     p = subprocess.Popen([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o")],
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and not processes(f"iperf3 -c .* -p 520"):
+    started: list[int] = []
+    while time.monotonic() < deadline and len(started) < 5:  # router, 2 servers, 2 clients
         time.sleep(0.1)
-    assert set(ours()) - before, "the run created its namespaces"
-    return p
+        started = children(p.pid)
+    assert ours(p.pid), "the run created its namespaces"
+    return p, started
 
 
 @needs_machine
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_leaves_nothing_behind(tmp_path, sig):
-    before = set(ours())
-    p = _start_cli(tmp_path)
+    p, started = _start_cli(tmp_path)
+    assert len(started) >= 5, started
     p.send_signal(sig)
     p.wait(timeout=20)
     assert p.returncode != 0
-    assert set(ours()) <= before
-    assert not processes("aqmlab-router .*router.json")
-    assert not processes("iperf3 -[cs] .* -p 520")
+    assert not ours(p.pid)
+    assert not alive(started)
 
 
 @needs_machine
 def test_a_killed_run_leaves_names_the_next_run_removes(tmp_path):
-    before = set(ours())
-    p = _start_cli(tmp_path)
+    p, started = _start_cli(tmp_path)
     p.kill()
     p.wait(timeout=10)
-    left = set(ours()) - before
+    left = set(ours(p.pid))
     assert left, "SIGKILL leaves the namespaces"
     removed = netns.remove_stale()
     assert left <= set(removed)
-    assert set(ours()) <= before
+    assert not ours(p.pid)
     deadline = time.monotonic() + 5
-    while processes("iperf3 -[cs] .* -p 520") and time.monotonic() < deadline:
+    while alive(started) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not processes("aqmlab-router .*router.json")
-    assert not processes("iperf3 -[cs] .* -p 520")
+    assert not alive(started)
 
 
 @needs_machine
@@ -295,9 +338,8 @@ def test_an_unknown_engine_is_refused():
 def test_the_kernel_is_asked_which_qdiscs_it_has():
     from aqmlab.emulate import kernel
 
-    before = set(ours())
     found = kernel.available()
-    assert set(ours()) <= before
+    assert not ours()
     for kind in ("pfifo", "bfifo", "htb", "tbf"):  # the baseline's needs, on any Linux
         assert found[kind] is None, (kind, found[kind])
     # Every kind is answered: accepted, or refused with the kernel's words.
@@ -433,12 +475,12 @@ def test_a_qdisc_the_kernel_lacks_is_refused_by_name_with_status_2(tmp_path):
     q = missing[0]
     path = tmp_path / "s.toml"
     path.write_text(dumps(scenario(q, [{"kind": "tcp"}])))
-    before = set(ours())
-    done = subprocess.run([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o"),
-                           "--baseline", "kernel"], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert f"no {translate_kind(q)} qdisc" in done.stderr and "topology.bottleneck.qdisc.kind" in done.stderr, done.stderr
-    assert set(ours()) <= before
+    cli = subprocess.Popen([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(tmp_path / "o"),
+                            "--baseline", "kernel"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    _, err = cli.communicate(timeout=60)
+    assert cli.returncode == 2, err
+    assert f"no {translate_kind(q)} qdisc" in err and "topology.bottleneck.qdisc.kind" in err, err
+    assert not ours(cli.pid)
 
 
 def translate_kind(q: dict[str, Any]) -> str:
