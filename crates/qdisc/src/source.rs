@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn an_on_off_source_sends_for_its_on_period_then_resumes_after_its_off_period() {
         let source = UdpSource::OnOff {
-            rate_bps: 8_000_000,
+            rate_bps: 8_000_000_000,
             on: Dist::Fixed { value: 10_000.0 },
             off: Dist::Fixed { value: 50_000.0 },
         };
