@@ -2,7 +2,7 @@
 
     python bench/emulator.py rate          # the highest rate the router keeps up with (UDP, TCP)
     python bench/emulator.py disciplines   # CPU time per packet and memory, per discipline, end to end
-    python bench/emulator.py kernel        # 4 CUBIC + 1 UDP at 20 Mb/s, 40 ms: ours against tc's
+    python bench/emulator.py kernel        # 4 CUBIC + 1 UDP at 20 Mb/s, 40 ms: ours against tc's, 5 seeds
     python bench/emulator.py sim           # 4 Reno flows: the simulator against the emulator
     python bench/emulator.py udp           # UDP only: our disciplines emulated against simulated
     python bench/emulator.py all
@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from aqmlab import run as simulate
@@ -79,21 +80,57 @@ def disciplines() -> None:
         print(f"| {kind} | {res.flows['throughput_bps'].sum() / 1e6:.1f} | {q['drops']} | {cost(res)} |")
 
 
-def kernel() -> None:
+#: The issue's comparison: 4 CUBIC flows (started at random in the first second, drawn
+#: from the seed) and an unresponsive 8 Mb/s UDP flow through a 20 Mb/s, 40 ms bottleneck
+#: with a DropTail buffer of 100 packets.
+KERNEL_SEEDS = (1, 2, 3, 4, 5)
+
+
+def kernel_scenario(seed: int) -> dict[str, Any]:
     flows = [
-        {"kind": "tcp", "count": 4, "src": ["s0", "s1", "s2", "s3"], "dst": ["d0", "d1", "d2", "d3"]},
+        {"kind": "tcp", "count": 4, "src": ["s0", "s1", "s2", "s3"], "dst": ["d0", "d1", "d2", "d3"],
+         "start": {"dist": "uniform", "low": "0s", "high": "1s"}},
         {"kind": "udp", "rate": "8Mbps", "packet_size": "1500B", "src": "s4", "dst": "d4"},
     ]
-    s = dumbbell("20Mbps", "20ms", {"kind": "droptail", "limit": "100pkt"}, flows, senders=5, duration="20s", warmup="5s", access="100Mbps")
-    print("| queue | shares of the 5 flows (%) | utilization % | mean queueing delay ms | loss % |")
-    print("|---|---|---|---|---|")
-    for label, kwargs in (("ours: droptail 100pkt", {}), ("kernel: tbf + pfifo 100", {"baseline": "kernel", "shaper": "tbf"}),
-                          ("kernel: htb + pfifo 100", {"baseline": "kernel", "shaper": "htb"})):
-        res = emulate(s, **kwargs)
-        thr = res.flows["throughput_bps"].to_numpy()
-        q = bottleneck(res)
-        shares = " / ".join(f"{100 * x / thr.sum():.1f}" for x in thr)
-        print(f"| {label} | {shares} | {100 * q['utilization']:.1f} | {1e3 * q['mean_delay_s']:.1f} | {100 * (q['loss_rate'] or 0):.2f} |")
+    s = dumbbell("20Mbps", "40ms", {"kind": "droptail", "limit": "100pkt"}, flows, senders=5, duration="20s",
+                 warmup="5s", access="100Mbps")
+    return s | {"seed": seed}
+
+
+def kernel(seeds: tuple[int, ...] = KERNEL_SEEDS) -> None:
+    """Our DropTail against the kernel's pfifo behind tbf, one run of each per seed; the
+    mean and standard deviation over the seeds of the UDP flow's share, of the TCP
+    flows' shares (over flows and seeds), of the queueing delay, utilization and loss."""
+    queues = (("ours: droptail 100pkt", {}), ("kernel: tbf + pfifo 100", {"baseline": "kernel", "shaper": "tbf"}))
+    rows = []
+    print("| seed | queue | shares of the 4 TCP flows and the UDP flow (%) | utilization % | mean queueing delay ms | loss % |")
+    print("|---|---|---|---|---|---|")
+    for seed in seeds:
+        for label, kwargs in queues:
+            res = emulate(kernel_scenario(seed), **kwargs)
+            thr = res.flows["throughput_bps"].to_numpy()
+            share = 100 * thr / thr.sum()
+            q = bottleneck(res)
+            rows.append({"queue": label, "seed": seed, "tcp": share[:4].tolist(), "udp": float(share[4]),
+                         "utilization": 100 * q["utilization"], "delay_ms": 1e3 * q["mean_delay_s"],
+                         "loss": 100 * (q["loss_rate"] or 0)})
+            print(f"| {seed} | {label} | {' / '.join(f'{x:.1f}' for x in share)} | {100 * q['utilization']:.1f} | "
+                  f"{1e3 * q['mean_delay_s']:.1f} | {100 * (q['loss_rate'] or 0):.2f} |", flush=True)
+    print(f"\nOver {len(seeds)} seeds, mean ± standard deviation:\n")
+    print("| queue | UDP share % | a TCP flow's share % | TCP flows' Jain index | utilization % | mean queueing delay ms | loss % |")
+    print("|---|---|---|---|---|---|---|")
+    for label, _ in queues:
+        r = [x for x in rows if x["queue"] == label]
+        tcp = np.array([x["tcp"] for x in r])
+        jain = tcp.sum(1) ** 2 / (4 * (tcp**2).sum(1))
+        cells = [_spread([x["udp"] for x in r]), _spread(tcp.ravel()), _spread(jain, 3)]
+        cells += [_spread([x[k] for x in r], 2 if k == "loss" else 1) for k in ("utilization", "delay_ms", "loss")]
+        print(f"| {label} | {' | '.join(cells)} |")
+
+
+def _spread(values: Any, digits: int = 1) -> str:
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
 
 
 def sim() -> None:

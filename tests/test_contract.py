@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [
     ROOT / "crates/sim/src/scenario.rs",
     ROOT / "crates/qdisc/src/lib.rs",  # Limit
+    ROOT / "crates/qdisc/src/source.rs",  # UdpSource, Dist (shared with the emulator's UDP sources)
 ]
 
 

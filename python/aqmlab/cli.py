@@ -237,7 +237,7 @@ def emulate(
     plot: bool = typer.Option(False, "--plot", help="Also write PNG plots into the results directory."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Replace the scenario's seed."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary: only the line saying where the results are."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help='"kernel": the monitored links queued and shaped by Linux\'s tc (pfifo/bfifo behind tbf or htb) instead of aqmlab\'s disciplines.'),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help='"kernel": the monitored links queued and shaped by Linux\'s tc (the kernel\'s qdisc of the discipline, behind tbf or htb) instead of aqmlab\'s disciplines.'),
     shaper: str = typer.Option("tbf", "--shaper", help='With --baseline kernel: "tbf" or "htb".'),
     flow_key: str = typer.Option("five_tuple", "--flow-key", help='What a flow is to the disciplines: "five_tuple" or "host_pair" (seed 004\'s DCBT option).'),
 ) -> None:

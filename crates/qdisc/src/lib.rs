@@ -41,6 +41,7 @@ pub mod scfq;
 mod sfb;
 mod sfed;
 mod sfq;
+pub mod source;
 mod spec;
 mod stats;
 pub mod tdrr;

@@ -13,6 +13,7 @@
 //! shared is listed once and referenced by index: queue disciplines, TCP
 //! profiles, flow groups; names are runs of templates and numbers.
 
+pub use aqmlab_qdisc::source::{Dist, UdpSource};
 pub use aqmlab_qdisc::QdiscSpec;
 use serde::{Deserialize, Serialize};
 
@@ -631,39 +632,6 @@ pub struct Route {
     /// Links from `dst` back to `src` (ACKs). Empty for UDP.
     #[serde(default)]
     pub reverse_path: Vec<u32>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum UdpSource {
-    /// Constant bit rate. `jitter` in [0, 1) randomizes each gap uniformly in
-    /// `interval * (1 ± jitter)` (ns-2's `random_` is jitter 0.5 on one side).
-    Cbr { rate_bps: u64, jitter: f64 },
-    /// Exponential gaps with the given mean rate.
-    Poisson { rate_bps: u64 },
-    /// Sends at `rate_bps` during on periods, silent during off periods.
-    OnOff { rate_bps: u64, on: Dist, off: Dist },
-}
-
-/// A random quantity of nanoseconds or bytes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Dist {
-    Fixed {
-        value: f64,
-    },
-    Uniform {
-        low: f64,
-        high: f64,
-    },
-    Exponential {
-        mean: f64,
-    },
-    /// Pareto with the given mean and shape (> 1), as ns-2 parameterizes it.
-    Pareto {
-        mean: f64,
-        shape: f64,
-    },
 }
 
 /// A Poisson process of TCP flow arrivals, each on a route drawn uniformly

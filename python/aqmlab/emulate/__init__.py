@@ -37,7 +37,8 @@ def emulate(
     files are kept in ``out/emulator/`` (the results are written by the caller,
     :meth:`Results.write`). ``baseline="kernel"`` queues and shapes the monitored
     links (a dumbbell's bottleneck) with the kernel's ``tc`` instead: ``shaper``
-    ``"tbf"`` or ``"htb"`` over ``pfifo``/``bfifo`` (:mod:`.kernel`). ``flow_key``: what
+    ``"tbf"`` or ``"htb"`` over the kernel's qdisc of the link's discipline
+    (:mod:`.kernel_qdiscs`; refused by field where the kernel has none). ``flow_key``: what
     a flow is to the disciplines, ``"five_tuple"`` or ``"host_pair"`` (seed 004's DCBT
     option: every flow between two hosts is one)."""
     import polars as pl
@@ -84,11 +85,15 @@ def emulate(
         "summary": collect.summary(resolved, flows, queues, report),
         "flows": flows,
         "queues": queues,
-        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock, apps),
+        "timeseries": collect.timeseries_frame(report, session.plans, session.addr, clock, apps, session.kernel_stats),
         "histograms": pl.DataFrame(schema={"link": pl.String, "bin_low_s": pl.Float64, "bin_high_s": pl.Float64, "count": pl.Int64}),
     }
     if baseline:
         raw["summary"]["baseline"] = f"kernel:{shaper}"
+        names = session.link_names()
+        for link, queue in session.kernel_links.values():
+            raw["summary"][f"baseline_qdisc.{names[link]}"] = " ".join(queue.args)
+            raw["summary"][f"baseline_untranslated.{names[link]}"] = "; ".join(queue.untranslated)
     if flow_key != "five_tuple":
         raw["summary"]["flow_key"] = flow_key
     return Results(raw, resolved, s, collect.timing(report, time.perf_counter() - wall))

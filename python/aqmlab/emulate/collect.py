@@ -51,6 +51,7 @@ class Clock:
     seconds of the run (negative before the traffic started)."""
 
     def __init__(self, report: dict[str, Any], t0_monotonic_ns: int, resolved: dict[str, Any]) -> None:
+        self.t0_ns = t0_monotonic_ns
         offset = t0_monotonic_ns - int(report["router"]["start_monotonic_ns"])
         self.times = (np.asarray(report["sample_times_ns"], dtype=np.int64) - offset) / 1e9
         self.warmup = int(resolved["warmup_ns"]) / 1e9
@@ -66,6 +67,43 @@ class Clock:
 
     def in_run(self) -> np.ndarray:
         return (self.times > 0) & (self.times <= self.duration + 1e-9)
+
+    def of_monotonic(self, ns: Any) -> np.ndarray:
+        """Instants of CLOCK_MONOTONIC (ns) on the run's clock (s)."""
+        return (np.asarray(ns, dtype=np.int64) - self.t0_ns) / 1e9
+
+
+class KernelReadings:
+    """A kernel queue's counters as read during the run (kernel_poll.py), on the run's clock."""
+
+    def __init__(self, readings: list[dict[str, Any]], clock: Clock) -> None:
+        self.times = clock.of_monotonic([r["time_ns"] for r in readings])
+        self.columns = {k: np.asarray([r[k] for r in readings], dtype=np.float64)
+                        for k in ("backlog_packets", "backlog_bytes", "drops", "sent_bytes", "sent_packets")}
+        self.clock = clock
+
+    def window(self) -> tuple[int, int] | None:
+        """The readings nearest the end of the warm-up and the end of the run."""
+        if len(self.times) < 2:
+            return None
+        first = int(np.argmin(np.abs(self.times - self.clock.warmup)))
+        last = int(np.argmin(np.abs(self.times - self.clock.duration)))
+        return (first, last) if last > first else None
+
+    def arrivals(self, a: int, b: int) -> int:
+        """Packets that reached the qdisc between readings a and b: sent, dropped or still queued."""
+        c = self.columns
+        return int(sum(c[k][b] - c[k][a] for k in ("sent_packets", "drops", "backlog_packets")))
+
+    def in_run(self) -> np.ndarray:
+        """The readings of the run: the last is taken as it ends, a little after its end."""
+        slack = float(np.median(np.diff(self.times))) / 2 if len(self.times) > 1 else 0.0
+        return (self.times > 0) & (self.times <= self.clock.duration + slack)
+
+    def rate_bps(self, a: int, b: int) -> float:
+        """What the shaper sent between readings a and b, in bits per second."""
+        sent = self.columns["sent_bytes"]
+        return float((sent[b] - sent[a]) * 8 / (self.times[b] - self.times[a]))
 
 
 def _flow_tuples(report: dict[str, Any], p: traffic.FlowPlan, addr: dict[int, str]) -> list[dict[str, Any]]:
@@ -130,7 +168,7 @@ def flows_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], apps: dic
 def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock,
                  kernel: dict[str, dict[str, Any]] | None = None) -> pl.DataFrame:
     """One row per link; a link queued by the kernel (the kernel baseline) has the
-    kernel qdisc's drops and backlog (``tc -s``), and no per-window drops or peak."""
+    kernel qdisc's own counters (``tc -s``), and no peak (the kernel keeps none)."""
     window = clock.window()
     rows = []
     for link in report["links"]:
@@ -163,18 +201,20 @@ def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock,
 
 
 def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters: dict[str, Any]) -> dict[str, Any]:
-    """A kernel-queued link: the router's counts of what went in and came out, the
-    qdisc's drops at the end of the warm-up and of the run (``tc -s``)."""
-    tc, early = counters.get("at_end", {}), counters.get("at_warmup", {})
-    window = clock.window()
-    samples = link["samples"]
-    utilization = w_arrivals = None
-    if window is not None and samples:
+    """A kernel-queued link: the router's counts of what went in and came out; the
+    qdisc's own drops, backlog and bytes sent (``tc -s``), read during the run and at
+    its end (kernel_poll.py): utilization and the window's drops from the readings
+    nearest the end of the warm-up and of the run."""
+    tc = counters.get("at_end", {})
+    readings = KernelReadings(counters.get("readings", []), clock)
+    window = readings.window()
+    utilization = w_drops = w_arrivals = None
+    if window is not None:
         a, b = window
-        w_arrivals = samples[b][3] - samples[a][3]
-        utilization = (samples[b][2] - samples[a][2]) * 8 / (link["rate_bps"] * (clock.times[b] - clock.times[a]))
+        utilization = readings.rate_bps(a, b) / link["rate_bps"]
+        w_drops = int(readings.columns["drops"][b] - readings.columns["drops"][a])
+        w_arrivals = readings.arrivals(a, b)
     drops = tc.get("drops")
-    w_drops = drops - early["drops"] if drops is not None and early.get("drops") is not None else None
     sojourn = link["sojourn"]
     return {
         "link": link["name"], "from": nodes[link["from"]], "to": nodes[link["to"]],
@@ -189,12 +229,27 @@ def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters:
     }
 
 
+def _kernel_series(add: Any, link: dict[str, Any], readings: KernelReadings) -> None:
+    """A kernel queue's length and its link's utilization at the readings of the run."""
+    keep = np.flatnonzero(readings.in_run())
+    keep = keep[keep > 0]  # utilization needs the reading before
+    if not len(keep):
+        return
+    t, c = readings.times, readings.columns
+    add("queue_packets", link["name"], t[keep], c["backlog_packets"][keep])
+    add("queue_bytes", link["name"], t[keep], c["backlog_bytes"][keep])
+    sent = c["sent_bytes"][keep] - c["sent_bytes"][keep - 1]
+    add("link_utilization", link["name"], t[keep], sent * 8 / (link["rate_bps"] * (t[keep] - t[keep - 1])))
+
+
 def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock,
-                     apps: dict[int, dict[str, Any]] | None = None) -> pl.DataFrame:
+                     apps: dict[int, dict[str, Any]] | None = None,
+                     kernel: dict[str, dict[str, Any]] | None = None) -> pl.DataFrame:
     """Queue length and utilization of the monitored links, and every flow's throughput
     (the simulator's metrics of the same names), at the router's samples; the kernel's
     congestion window (``cwnd``, in packets of the flow's payload) of the flows that ask
-    for it, at iperf3's intervals."""
+    for it, at iperf3's intervals. A kernel-queued link's queue and utilization are the
+    kernel's own, at the instants its counters were read (kernel_poll.py)."""
     keep = np.flatnonzero(clock.in_run())
     times, metrics, entities, values = [], [], [], []
 
@@ -210,7 +265,8 @@ def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr
         for link in report["links"]:
             if not link["monitor"]:
                 continue
-            if link.get("kernel") is not None:  # the kernel's queue is not sampled
+            if link.get("kernel") is not None:
+                _kernel_series(add, link, KernelReadings((kernel or {}).get(link["name"], {}).get("readings", []), clock))
                 continue
             s = np.asarray(link["samples"], dtype=np.float64)
             add("queue_packets", link["name"], t, s[keep, 0])

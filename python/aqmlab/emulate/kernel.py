@@ -4,15 +4,17 @@ queued and shaped by Linux's own ``tc`` qdiscs instead of aqmlab's disciplines
 
 The router hands such a link's packets to a TUN device in a namespace of their own,
 where the kernel forwards them out of a second TUN device whose root qdisc shapes
-them (``tbf``, or ``htb`` with one class) over a child FIFO (``pfifo`` for a DropTail
-counted in packets, ``bfifo`` in bytes); the router reads them back as the kernel
-releases them and gives them the link's propagation delay (this kernel has no
-``netem``). Which qdiscs a kernel offers is probed (:func:`available`), never assumed.
+them (``tbf``, or ``htb`` with one class) over a child qdisc, the kernel's version of
+the link's discipline (:mod:`.kernel_qdiscs`: ``pfifo``/``bfifo`` for DropTail,
+``red``, ``sfq``, ``fq_codel``, ...); the router reads them back as the kernel
+releases them and gives them the link's propagation delay (the kernel's ``netem`` is
+not needed). Which qdiscs a kernel offers is probed (:func:`available`), never assumed.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from typing import Any
 
@@ -29,8 +31,13 @@ _PROBE_ARGS = {
     "choke": "limit 1000 min 100 max 300 avpkt 1000 burst 200 bandwidth 10mbit probability 0.02",
 }
 SHAPERS = ("tbf", "htb")
-#: tbf's bucket, in packets of the MTU.
-TBF_BUCKET_PACKETS = 2
+#: The shapers' token bucket, in seconds of the link's rate (at least BUCKET_MIN_PACKETS
+#: of the MTU): a kernel that dequeues late (its timer, its softirq, or the whole virtual
+#: machine held up) banks the tokens of up to this long and catches up, where a bucket of
+#: two MTUs lost 2-6% of the rate when this machine was loaded. An idle link releases at
+#: most this much at once (a testbed's shaper: seed 003's gateway had 10 ms at 20 Mb/s).
+BUCKET_S = 0.010
+BUCKET_MIN_PACKETS = 2
 
 
 def available(kinds: tuple[str, ...] = KINDS) -> dict[str, str | None]:
@@ -50,33 +57,37 @@ def available(kinds: tuple[str, ...] = KINDS) -> dict[str, str | None]:
     return out
 
 
-def fifo(spec: dict[str, Any], field: str) -> list[str]:
-    """The kernel FIFO of a DropTail spec: ``pfifo limit N`` or ``bfifo limit B``."""
-    if spec.get("kind") != "droptail":
-        raise UserError(
-            f"the kernel baseline runs DropTail as pfifo/bfifo; {spec.get('kind')} has no kernel mapping yet "
-            "(docs/emulator.md, \"The kernel as the baseline\")",
-            field,
-        )
-    limit = spec["limit"]
-    if "packets" in limit:
-        return ["pfifo", "limit", str(int(limit["packets"]))]
-    return ["bfifo", "limit", str(int(limit["bytes"]))]
+def require(kinds: dict[str, str]) -> None:
+    """Refuse, naming its field (``kinds``: kind -> field), a qdisc this kernel lacks."""
+    found = available(tuple(kinds))
+    for kind, field in kinds.items():
+        if found[kind] is not None:
+            raise UserError(
+                f"this kernel has no {kind} qdisc (tc: {found[kind]}); the kernel baseline of this discipline "
+                f"needs a kernel with CONFIG_NET_SCH_{kind.upper()} (module sch_{kind}; docs/emulator.md, "
+                "\"The kernel's qdiscs\")",
+                field,
+            )
+
+
+def bucket_bytes(rate_bps: int, mtu: int) -> int:
+    """The shaper's bucket: BUCKET_S of the rate, at least BUCKET_MIN_PACKETS MTUs."""
+    return max(BUCKET_MIN_PACKETS * mtu, math.ceil(rate_bps * BUCKET_S / 8))
 
 
 def tc_commands(device: str, rate_bps: int, mtu: int, child: list[str], shaper: str) -> list[list[str]]:
-    """``tc`` commands that shape ``device`` to ``rate_bps`` over the FIFO ``child``.
-    The bucket holds one packet of the MTU: the rate is kept packet by packet."""
-    rate = f"{rate_bps}bit"
+    """``tc`` commands that shape ``device`` to ``rate_bps`` over the queue ``child``
+    (handle 10:), with a bucket of :func:`bucket_bytes`."""
+    rate, bucket = f"{rate_bps}bit", str(bucket_bytes(rate_bps, mtu))
     if shaper == "tbf":
         return [
-            ["qdisc", "add", "dev", device, "root", "handle", "1:", "tbf", "rate", rate, "burst", str(TBF_BUCKET_PACKETS * mtu), "limit", str(mtu)],
+            ["qdisc", "add", "dev", device, "root", "handle", "1:", "tbf", "rate", rate, "burst", bucket, "limit", str(mtu)],
             ["qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
         ]
     return [
         ["qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "1"],
         ["class", "add", "dev", device, "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate,
-         "burst", str(mtu), "cburst", str(mtu)],
+         "burst", bucket, "cburst", bucket],
         ["qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
     ]
 
@@ -100,20 +111,28 @@ def configure(namespace: str, into: str, out: str, commands: list[list[str]], su
 
 
 def stats(namespace: str, device: str) -> dict[str, Any]:
-    """The counters of the FIFO under the shaper (``tc -s -j``): drops, backlog, sent."""
+    """The counters of ``device``'s qdiscs now (one ``tc -s -j`` call; :func:`counters`)."""
     done = subprocess.run(["tc", "-n", namespace, "-s", "-j", "qdisc", "show", "dev", device],
                           capture_output=True, text=True, timeout=10)
+    return counters(done.stdout)
+
+
+def counters(tc_json: str) -> dict[str, Any]:
+    """What ``tc -s -j qdisc show`` says of a shaped queue: the queue's (the child at
+    handle 10:) drops and backlog, the shaper's (the root's) bytes and packets sent."""
     try:
-        qdiscs = json.loads(done.stdout or "[]")
+        qdiscs = json.loads(tc_json or "[]")
     except ValueError:
         return {}
     child = [q for q in qdiscs if q.get("handle") == "10:"]
     root = [q for q in qdiscs if q.get("root")]
-    q = child[0] if child else {}
+    q, r = (child[0] if child else {}), (root[0] if root else {})
     return {
         "kind": "+".join(x.get("kind", "?") for x in (root[:1] + child[:1])),
         "drops": q.get("drops"),
         "backlog_packets": q.get("qlen"),
-        "sent_packets": q.get("packets"),
-        "overlimits": root[0].get("overlimits") if root else None,
+        "backlog_bytes": q.get("backlog"),
+        "sent_bytes": r.get("bytes"),
+        "sent_packets": r.get("packets"),
+        "overlimits": r.get("overlimits"),
     }

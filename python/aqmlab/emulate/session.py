@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from ..errors import UserError
 from ..names import NameList
-from . import kernel, netns, traffic
+from . import kernel, kernel_poll, kernel_qdiscs, netns, traffic
 from .support import hosts_of
 
 #: Seconds the router may take to create its devices.
@@ -118,14 +118,16 @@ class Session:
                  shaper: str = "tbf", flow_key: str = "five_tuple") -> None:
         self.scenario, self.resolved, self.workdir = scenario, resolved, workdir
         self.shaper, self.flow_key = shaper, flow_key
-        #: Per kernel port: the monitored link it carries, and its kernel FIFO.
-        self.kernel_links = self.kernel_fifos() if baseline == "kernel" else {}
-        self.kernel_ns = ""
-        self.kernel_stats: dict[str, dict[str, Any]] = {}
         self.host_nodes = hosts_of(resolved)
         self.addr = {n: str(SUBNET.network_address + k + 1) for k, n in enumerate(self.host_nodes)}
         self.plans = traffic.plan(scenario, resolved, self.addr, udp_binary())
         self.settings = traffic.host_settings(self.plans, scenario)
+        #: Per kernel port: the monitored link it carries, and the kernel's queue for it.
+        self.kernel_links = self.kernel_queues() if baseline == "kernel" else {}
+        self.kernel_ns = ""
+        self.kernel_stats: dict[str, dict[str, Any]] = {}
+        self.tc_reader: kernel_poll.TcReader | None = None
+        self.poller: kernel_poll.Poller | None = None
         self.spaces = netns.Namespaces()
         self.router: subprocess.Popen[str] | None = None
         self.clients: dict[int, subprocess.Popen[bytes]] = {}
@@ -148,16 +150,19 @@ class Session:
     def link_names(self) -> list[str]:
         return list(NameList.from_contract(self.resolved["links"]["names"]))
 
-    def kernel_fifos(self) -> dict[int, tuple[int, list[str]]]:
-        """For the kernel baseline: port -> (the monitored link, its kernel FIFO)."""
+    def kernel_queues(self) -> dict[int, tuple[int, kernel_qdiscs.KernelQueue]]:
+        """For the kernel baseline: port -> (the monitored link, the kernel qdisc of its
+        discipline); refused by field where the kernel has no such qdisc."""
         links, names = self.resolved["links"], self.link_names()
         out = {}
         for i in range(len(links["from"])):
             if bool(links["monitor"][i]):
-                field = f"topology.{names[i]}.qdisc.kind"
-                out[len(out)] = (i, kernel.fifo(links["qdiscs"][int(links["qdisc"][i])], field))
+                spec = links["qdiscs"][int(links["qdisc"][i])]
+                where = f"topology.{names[i]}.qdisc"
+                out[len(out)] = (i, kernel_qdiscs.translate(spec, int(links["rate_bps"][i]), self.mtu(), where))
         if not out:
             raise UserError("the kernel baseline replaces the monitored links' queues; this network has none", "--baseline")
+        kernel.require({self.shaper: "--shaper", **{q.kind: f"topology.{names[i]}.qdisc.kind" for i, q in out.values()}})
         return out
 
     def router_config(self) -> dict[str, Any]:
@@ -218,17 +223,36 @@ class Session:
         through the kernel's qdiscs."""
         self.kernel_ns = self.spaces.create("kernel")
         rates = self.resolved["links"]["rate_bps"]
-        for port, (link, fifo) in self.kernel_links.items():
+        for port, (link, queue) in self.kernel_links.items():
             into, out = f"ki{port}", f"ko{port}"
             for device in (into, out):
                 netns.ip("link", "set", device, "netns", self.kernel_ns, namespace=self.router_ns)
-            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), fifo, self.shaper)
+            commands = kernel.tc_commands(out, int(rates[link]), self.mtu(), queue.args, self.shaper)
             kernel.configure(self.kernel_ns, into, out, commands, str(SUBNET), self.mtu())
+        self.tc_reader = kernel_poll.TcReader(self.kernel_ns, spawn)
+        self.tc_reader.read("ko0")  # its first answer is slow (milliseconds): not in the run
 
-    def read_kernel_stats(self, when: str = "at_end") -> None:
+    def start_kernel_poller(self) -> None:
+        """Read the kernel queues' counters every sample interval from the run's start
+        (at the end of the warm-up and of the run only, without one)."""
+        if self.tc_reader is None:
+            return
+        names = self.link_names()
+        r = self.resolved
+        interval = int(r["sample_interval_ns"]) or int(r["warmup_ns"]) or int(r["duration_ns"])
+        devices = {names[link]: f"ko{port}" for port, (link, _) in self.kernel_links.items()}
+        self.poller = kernel_poll.Poller(self.tc_reader, devices, interval, self.t0_ns)
+        self.poller.start()
+
+    def read_kernel_stats(self) -> None:
+        """The kernel queues' counters when the run is over, and their readings during it."""
         names = self.link_names()
         for port, (link, _) in self.kernel_links.items():
-            self.kernel_stats.setdefault(names[link], {})[when] = kernel.stats(self.kernel_ns, f"ko{port}")
+            self.kernel_stats[names[link]] = {
+                "at_end": kernel.stats(self.kernel_ns, f"ko{port}"),
+                "readings": [r.as_dict() for r in self.poller.readings[names[link]]] if self.poller else [],
+            }
+        (self.workdir / "kernel.json").write_text(json.dumps(self.kernel_stats, indent=1))
 
     def attach_host(self, device: str, node: int, mtu: int) -> None:
         ns = self.host_ns[node]
@@ -265,8 +289,6 @@ class Session:
         """Start and stop the clients on the run's clock, until the end of the run."""
         duration = int(self.resolved["duration_ns"])
         events: list[tuple[int, int, str]] = []
-        if self.kernel_links:  # the kernel's counters at the end of the warm-up
-            events.append((int(self.resolved["warmup_ns"]), -1, "warmup"))
         for p in self.plans:
             events.append((p.start_ns, p.index, "start"))
             if p.stop_ns is not None and p.stop_ns < duration:
@@ -274,17 +296,18 @@ class Session:
         events.sort()
         self.t0_ns = time.monotonic_ns()
         self.t0 = self.t0_ns / 1e9
+        self.start_kernel_poller()
         for at, index, what in events:
             self.sleep_until(at)
-            if what == "warmup":
-                self.read_kernel_stats("at_warmup")
-            elif what == "start":
+            if what == "start":
                 p = self.plans[index]
                 out, err = self.open(f"client{index}.json"), self.open(f"client{index}.err")
                 self.clients[index] = spawn(self.app(p.src, p.client), stdout=out, stderr=err)
             else:
                 self.interrupt(self.clients.get(index))
         self.sleep_until(duration)
+        if self.poller is not None:
+            self.poller.stop()
         # The clients stop first, while the network still carries their last words
         # to the servers; the router's window figures end at its last sample in the run.
         for c in self.clients.values():
@@ -335,6 +358,10 @@ class Session:
     # -- clean-up --------------------------------------------------------------
 
     def close(self) -> None:
+        if self.poller is not None:
+            self.poller.stop(last_reading=False)
+        if self.tc_reader is not None:
+            self.tc_reader.close()
         for process in [*self.clients.values(), *self.servers.values()]:
             if process.poll() is None:
                 process.kill()

@@ -25,14 +25,13 @@ _TOP = {"name", "description", "seed", "duration", "warmup", "sample_interval", 
 _TCP = {"variant", "packet_size", "header_size", "ecn", "receiver_window", "min_rto", "initial_window"}
 _TCP_FLOW = {"kind", "group", "count", "src", "dst", "start", "size", "stop", "tcp", "trace_cwnd"}
 _UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "header_size", "start", "stop", "tagged",
-             "model", "jitter"}
+             "model", "jitter", "on", "off"}
 
 _WHY = {
     "trace": "the router keeps counters and samples, not packet traces",
     "ties": "real time has no ties to order",
     "path": "the router routes by shortest propagation delay",
     "off_time": "iperf3 runs one transfer per flow",
-    "model": '"cbr" or "poisson" (aqmlab-udp)',
     "variant": f"the kernel has {', '.join(sorted(set(KERNEL_CC)))} (as reno or cubic)",
 }
 
@@ -79,8 +78,6 @@ def check(scenario: Any) -> None:
             _check_set(flow, _TCP_FLOW, where)
             _check_tcp(flow.tcp, where + "tcp.")
         elif flow.kind == "udp":
-            if flow.model not in ("cbr", "poisson"):
-                raise _refuse(where + "model", "model")
             _check_set(flow, _UDP_FLOW, where)
             if flow.header_size not in (None, "28B"):
                 raise UserError("the emulator's UDP packets carry IPv4 and UDP headers: 28B", where + "header_size")

@@ -4,9 +4,10 @@ TCP flows run the kernel's congestion control named by the scenario's variant
 (``-C``), with the scenario's packet size as MSS (``-M``: packet size less 40 bytes of
 IPv4 and TCP headers; Linux puts its 12 bytes of timestamps inside it) and, when the
 scenario sets one, its receiver window as the socket buffer (``-w``). UDP flows are
-iperf3's constant-rate UDP UDP flows are aqmlab's own source (``aqmlab-udp send``,
-crates/router/src/bin/aqmlab-udp.rs): the simulator's CBR with its send-time jitter,
-or Poisson, each packet at its own instant, tagged multimedia with TOS 0xb8 (DSCP EF),
+aqmlab's own source (``aqmlab-udp send``, crates/router/src/bin/aqmlab-udp.rs): the
+simulator's sending process (CBR with its send-time jitter, Poisson, or on-off with
+on and off periods of any of the scenario's distributions; the same code,
+``aqmlab_qdisc::source``), each packet at its own instant, tagged multimedia with TOS 0xb8 (DSCP EF),
 which the router reads as the tag; ``aqmlab-udp recv`` takes them at the destination.
 """
 
@@ -108,9 +109,8 @@ def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str], udp: str
             source = g["source"]
             tos = TAG_TOS if g.get("tagged") else 0
             seed = (int(resolved["seed"]) * 1_000_003 + j) % 2**63
-            client = [udp, "send", addr[p.src], f"{addr[p.dst]}:{p.port}", str(int(source["rate_bps"])),
-                      str(p.packet_size), repr(float(source.get("jitter", 0.0))), str(tos), str(seed)]
-            client += ["poisson"] if source["model"] == "poisson" else []
+            client = [udp, "send", addr[p.src], f"{addr[p.dst]}:{p.port}", str(p.packet_size), str(tos), str(seed),
+                      json.dumps(source)]
             server = [udp, "recv", f"{addr[p.dst]}:{p.port}"]
             p.client, p.server = client, server
             plans.append(p)

@@ -1,19 +1,22 @@
 //! The emulator's UDP sources and sinks (docs/emulator.md, "Traffic").
 //!
-//!     aqmlab-udp send SRC_ADDR DST_ADDR:PORT RATE_BPS PACKET_BYTES JITTER TOS SEED [poisson]
+//!     aqmlab-udp send SRC_ADDR DST_ADDR:PORT PACKET_BYTES TOS SEED SOURCE_JSON
 //!     aqmlab-udp recv ADDR:PORT
 //!
 //! `send` sends packets of PACKET_BYTES on the wire (IPv4 and UDP headers
-//! included) at RATE_BPS on the wire, as the simulator's sources do: CBR with
-//! each gap uniform in `interval * (1 +- JITTER)`, or Poisson (exponential
-//! gaps) with `poisson`; with the TOS byte TOS (tagged multimedia: 0xb8). It
-//! sleeps until each packet's own instant (absolute CLOCK_MONOTONIC, timer
-//! slack 1 ns), so that lateness does not accumulate, until SIGINT or SIGTERM.
-//! `recv` takes the packets and discards them (the router measures them).
+//! included) by the scenario's sending process SOURCE_JSON (the resolved
+//! scenario's `source`: CBR with jitter, Poisson, or on-off with on and off
+//! periods of any distribution), drawn from the simulator's own code
+//! (`aqmlab_qdisc::source`) and stream (SEED), with the TOS byte TOS
+//! (tagged multimedia: 0xb8). It sleeps until each packet's own instant
+//! (absolute CLOCK_MONOTONIC, timer slack 1 ns), so that lateness does not
+//! accumulate, until SIGINT or SIGTERM. `recv` takes the packets and
+//! discards them (the router measures them).
 
 use std::net::{SocketAddr, UdpSocket};
 
 use aqmlab_qdisc::rng::Rng;
+use aqmlab_qdisc::source::{Next, Process, UdpSource};
 use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 
@@ -22,9 +25,9 @@ const IPV4_UDP_HEADERS: usize = 28;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("send") if args.len() >= 8 => send(&args[1..]),
+        Some("send") if args.len() == 7 => send(&args[1..]),
         Some("recv") if args.len() == 2 => recv(&args[1]),
-        _ => Err("usage: aqmlab-udp send SRC DST:PORT RATE_BPS PACKET_BYTES JITTER TOS SEED [poisson] | recv ADDR:PORT".into()),
+        _ => Err("usage: aqmlab-udp send SRC DST:PORT PACKET_BYTES TOS SEED SOURCE_JSON | recv ADDR:PORT".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -43,14 +46,13 @@ fn parse<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
 fn send(args: &[String]) -> Result<(), String> {
     let src: std::net::IpAddr = parse(&args[0], "SRC")?;
     let dst: SocketAddr = parse(&args[1], "DST:PORT")?;
-    let rate: f64 = parse(&args[2], "RATE_BPS")?;
-    let size: usize = parse(&args[3], "PACKET_BYTES")?;
-    let jitter: f64 = parse(&args[4], "JITTER")?;
-    let tos: i32 = parse(&args[5], "TOS")?;
-    let mut rng = Rng::new(parse(&args[6], "SEED")?);
-    let poisson = args.get(7).is_some_and(|a| a == "poisson");
-    if size <= IPV4_UDP_HEADERS || rate <= 0.0 || !(0.0..1.0).contains(&jitter) {
-        return Err("PACKET_BYTES > 28, RATE_BPS > 0 and JITTER in [0, 1)".into());
+    let size: usize = parse(&args[2], "PACKET_BYTES")?;
+    let tos: i32 = parse(&args[3], "TOS")?;
+    let mut rng = Rng::new(parse(&args[4], "SEED")?);
+    let source: UdpSource =
+        serde_json::from_str(&args[5]).map_err(|e| format!("SOURCE_JSON: {e}"))?;
+    if size <= IPV4_UDP_HEADERS {
+        return Err("PACKET_BYTES > 28".into());
     }
     let socket = UdpSocket::bind(SocketAddr::new(src, 0)).map_err(|e| e.to_string())?;
     socket.connect(dst).map_err(|e| e.to_string())?;
@@ -65,20 +67,23 @@ fn send(args: &[String]) -> Result<(), String> {
         );
         libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
     }
-    let interval_ns = size as f64 * 8.0 * 1e9 / rate;
+    let mut process = Process::new(source, size as u32);
     let mut payload = vec![0u8; size - IPV4_UDP_HEADERS];
     let mut next = now_ns() as f64;
-    for seq in 0u64.. {
-        payload[..8].copy_from_slice(&seq.to_be_bytes());
-        // A full socket buffer or an unreachable port is the network's business: go on.
-        let _ = socket.send(&payload);
-        next += match poisson {
-            true => rng.exponential(interval_ns),
-            false => interval_ns * (1.0 + jitter * (2.0 * rng.uniform() - 1.0)),
-        };
+    let mut seq = 0u64;
+    loop {
+        match process.next(next as u64, &mut rng) {
+            Next::Send(gap) => {
+                payload[..8].copy_from_slice(&seq.to_be_bytes());
+                seq += 1;
+                // A full socket buffer or an unreachable port is the network's business: go on.
+                let _ = socket.send(&payload);
+                next += gap.max(1.0);
+            }
+            Next::Resume(at) => next = at as f64,
+        }
         sleep_until(next as u64);
     }
-    Ok(())
 }
 
 fn recv(addr: &str) -> Result<(), String> {

@@ -6,7 +6,6 @@ use crate::engine::flow::Transport;
 use crate::engine::Simulation;
 use crate::packet::{Kind, SimPacket};
 use crate::tcp::payload_of;
-use crate::traffic::sample_dist;
 use crate::{MaybeTime, Time};
 
 impl Simulation {
@@ -151,7 +150,7 @@ impl Simulation {
         if let Some(o) = &mut tcp.on_off {
             o.transfers_done += 1;
             o.completion_sum += took;
-            let idle = sample_dist(&o.off_time, &mut o.rng).max(0.0) as Time;
+            let idle = o.off_time.sample(&mut o.rng).max(0.0) as Time;
             self.events.schedule(now + idle, Event::FlowStart(f as u32));
         }
     }

@@ -4,7 +4,6 @@
 
 use aqmlab_qdisc::rng::Rng;
 
-use super::sample_dist;
 use crate::engine::events::Event;
 use crate::engine::flow::{Flow, TcpFlow, Transport};
 use crate::engine::routes::RouteRef;
@@ -39,9 +38,7 @@ impl ArrivalProcess {
     /// The next flow's routes (forward, reverse) and size in payload bytes.
     fn draw(&mut self) -> ((RouteRef, RouteRef), u64) {
         let routes = self.routes[self.rng.below(self.routes.len() as u64) as usize];
-        let size = sample_dist(&self.spec.size_bytes, &mut self.rng)
-            .ceil()
-            .max(1.0);
+        let size = self.spec.size_bytes.sample(&mut self.rng).ceil().max(1.0);
         (routes, size as u64)
     }
 

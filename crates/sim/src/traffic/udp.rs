@@ -1,9 +1,10 @@
-//! UDP sources: constant bit rate (with optional jitter), Poisson and on-off.
+//! UDP sources: constant bit rate (with optional jitter), Poisson and on-off,
+//! their sending process the emulator's too (`aqmlab_qdisc::source`).
 
 use aqmlab_qdisc::rng::Rng;
+use aqmlab_qdisc::source::{Next, Process};
 use aqmlab_qdisc::{Ecn, TrafficClass};
 
-use super::sample_dist;
 use crate::engine::events::Event;
 use crate::engine::flow::Transport;
 use crate::engine::Simulation;
@@ -16,23 +17,13 @@ pub struct UdpFlow {
     /// Payload bytes of each packet: what its receiver counts delivered.
     pub payload: u32,
     pub class: TrafficClass,
-    pub source: UdpSource,
+    pub process: Process,
     pub stop: Option<Time>,
-    /// End of the current on period (on-off sources).
-    on_until: Time,
     seq: u32,
     pub packets_sent: u64,
     pub bytes_sent: u64,
     /// The flow's random stream (jitter, Poisson gaps, on-off periods).
     rng: Rng,
-}
-
-/// What a source does next.
-enum Next {
-    /// Send a packet now, and the next this many ns later.
-    Send(f64),
-    /// Stay silent until then (an on-off source between on periods).
-    Resume(Time),
 }
 
 impl UdpFlow {
@@ -52,40 +43,12 @@ impl UdpFlow {
             } else {
                 TrafficClass::UdpUntagged
             },
-            source,
+            process: Process::new(source, packet_size),
             stop,
-            on_until: 0,
             seq: 0,
             packets_sent: 0,
             bytes_sent: 0,
             rng,
-        }
-    }
-
-    /// What the source does at `now`, drawing from its stream.
-    fn next(&mut self, now: Time) -> Next {
-        let interval = |rate_bps: u64| self.packet_size as f64 * 8e9 / rate_bps as f64;
-        let rng = &mut self.rng;
-        match &self.source {
-            UdpSource::Cbr { rate_bps, jitter } if *jitter > 0.0 => {
-                Next::Send(interval(*rate_bps) * (1.0 + jitter * (2.0 * rng.uniform() - 1.0)))
-            }
-            UdpSource::Cbr { rate_bps, .. } => Next::Send(interval(*rate_bps)),
-            UdpSource::Poisson { rate_bps } => Next::Send(rng.exponential(interval(*rate_bps))),
-            UdpSource::OnOff { rate_bps, on, off } => {
-                if now >= self.on_until && self.seq > 0 {
-                    // The on period is over: stay silent, then start another.
-                    let idle = sample_dist(off, rng).max(0.0);
-                    let on_len = sample_dist(on, rng).max(0.0);
-                    let resume = now + idle as Time;
-                    self.on_until = resume + on_len as Time;
-                    return Next::Resume(resume);
-                }
-                if self.seq == 0 {
-                    self.on_until = now + sample_dist(on, rng).max(0.0) as Time;
-                }
-                Next::Send(interval(*rate_bps))
-            }
         }
     }
 
@@ -124,7 +87,7 @@ impl Simulation {
         if udp.stop.is_some_and(|s| now >= s) {
             return;
         }
-        match udp.next(now) {
+        match udp.process.next(now, &mut udp.rng) {
             Next::Resume(at) => self.events.schedule(at, Event::UdpSend(f)),
             Next::Send(gap) => {
                 let packet = udp.packet(f, now);
