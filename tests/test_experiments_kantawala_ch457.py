@@ -34,10 +34,10 @@ def test_chapters_4_5_7_are_registered_in_chapter_order():
     ids = [e.id for e in experiments.all_experiments() if e.id.startswith("kantawala.")]
     mine = ["kantawala.e4_desync", "kantawala.e4_intervals", "kantawala.e4_smalln", "kantawala.e4_scale",
             "kantawala.e5_buckets", "kantawala.e5_static", "kantawala.e5_churn", "kantawala.e5_population",
-            "kantawala.e7_target"]
+            "kantawala.e7_delay", "kantawala.e7_convergence", "kantawala.e7_target"]
     assert [i for i in ids if i in mine] == mine
     assert ids.index("kantawala.e4_desync") > max(i for i, x in enumerate(ids) if x.startswith("kantawala.e3"))
-    assert ids.index("kantawala.e7_target") > max(i for i, x in enumerate(ids) if x.startswith("kantawala.e6"))
+    assert ids.index("kantawala.e7_delay") > max(i for i, x in enumerate(ids) if x.startswith("kantawala.e6"))
 
 
 # ---------------------------------------------------------------------------
@@ -103,6 +103,67 @@ def test_convergence_of_an_ideal_cbr_flow_is_theorys():
     # a flow that sends 5 back to back once every 5 intervals, measured after the last of a burst
     bursts = np.concatenate([k * 5 * interval + np.arange(5) * 1e-5 for k in range(40)])
     assert chapter7.convergence_time(bursts, 4, interval) > 40
+
+
+def test_band_convergence_counts_both_sides_of_the_band():
+    rate = 100.0  # packets a second
+    cbr = np.arange(1, 20_000) / rate
+    # measured from a transmission, an ideal CBR flow is like section 7.3.2's: 9 intervals
+    assert chapter7.band_convergence(cbr, 0.0, rate, 30.0) * rate == pytest.approx(
+        theory.cbr_measured_convergence(), abs=0.01)
+    # twice its rate, a flow is above the band to the end of the horizon; half, below it
+    assert chapter7.band_convergence(cbr, 0.0, rate / 2, 30.0) == 30.0
+    assert chapter7.band_convergence(cbr, 0.0, rate * 2, 30.0) == 30.0
+    # a burst of 20 packets at t0, then the CBR flow: above the band until the burst is a
+    # tenth of what the flow has sent since, 20 / (0.1 r) = 2 s (219 packets / 1.1 r)
+    burst = np.concatenate([np.full(20, 1e-6), cbr])
+    assert chapter7.band_convergence(burst, 0.0, rate, 30.0) == pytest.approx(219 / (1.1 * rate))
+    assert chapter7.band_convergence(np.array([]), 0.0, rate, 30.0) == 30.0
+
+
+def test_e7_delay(out):
+    t = _reproduce("kantawala.e7_delay", out).table
+    p = chapter7.PoissonDelay.fidelities["quick"]
+
+    def at(s, load, flow, col="mean_delay_ms"):
+        return t.filter((pl.col("scheduler") == s) & (pl.col("load") == load) & (pl.col("flow") == flow))[col].item()
+
+    for load in p.loads:
+        # one packet size, work-conserving: the mean over all packets is the same under every
+        # scheduler (conservation law), near M/D/1's
+        every = [at(s, load, "all") for s in chapter7.SCHEDULERS]
+        assert max(every) == pytest.approx(min(every), rel=1e-3)
+        assert every[0] == pytest.approx(1e3 * theory.md1_delay(load, 8e3 / p.capacity_bps), rel=0.1)
+        for flow in ("small", "large"):
+            d = [at(s, load, flow) for s in chapter7.SCHEDULERS]
+            assert max(d) < 1.5 * min(d)
+    for s in chapter7.SCHEDULERS:
+        for flow in ("small", "large", "all"):
+            assert np.all(np.diff([at(s, x, flow) for x in sorted(p.loads)]) > 0), (s, flow)
+    for load in (0.8, 0.95):
+        # the large flow's tags are L/10 apart: SCFQ serves it soonest (section 7.1), WDRR once a round
+        assert at("scfq", load, "large") < at("wf2q_plus", load, "large") < at("wdrr", load, "large")
+
+
+def test_e7_convergence(out):
+    t = _reproduce("kantawala.e7_convergence", out).table
+    p = chapter7.PoissonConvergence.fidelities["quick"]
+    assert t["unconverged"].sum() == 0
+
+    def at(s, case, load, stream="scheduler"):
+        return t.filter((pl.col("scheduler") == s) & (pl.col("case") == case) & (pl.col("load") == load)
+                        & (pl.col("stream") == stream))["convergence_s"].item()
+
+    for case in p.cases:
+        for load in p.loads:
+            own = at("wdrr", case, load, "arrivals")
+            # the sources' arrivals do not depend on the scheduler; milliseconds of scheduling
+            # barely move seconds of Poisson convergence (section 7.2: 'almost no difference')
+            assert {at(s, case, load, "arrivals") for s in chapter7.SCHEDULERS} == {own}
+            assert all(at(s, case, load) == pytest.approx(own, rel=0.05) for s in chapter7.SCHEDULERS)
+    for load in p.loads:
+        # at one load the equal flows send 1.9 times faster than the weighted case's small ones
+        assert at("wdrr", "equal", load) < at("wdrr", "weighted", load)
 
 
 def test_e7_target_flow(out):

@@ -233,3 +233,15 @@ def test_cbr_convergence():
     # numerical check on the measured-rate curve
     assert k.cbr_measured_convergence(0.10) == pytest.approx(9.0, abs=1e-3)
     assert k.cbr_measured_convergence(1 / 9 + 1e-9) == pytest.approx(8.0, abs=1e-3)
+
+
+def test_md1_delay_is_pollaczek_khinchine():
+    # half loaded, a packet waits half a service time on average (M/M/1: a whole one)
+    assert k.md1_delay(0.5, 1.0) == pytest.approx(1.5)
+    # a Monte Carlo M/D/1 queue (Lindley's recursion) agrees
+    rng = np.random.default_rng(3)
+    gaps = rng.exponential(1 / 0.8, 400_000)
+    wait = np.zeros_like(gaps)
+    for i in range(1, len(gaps)):
+        wait[i] = max(0.0, wait[i - 1] + 1.0 - gaps[i])
+    assert wait.mean() + 1.0 == pytest.approx(k.md1_delay(0.8, 1.0), rel=0.03)

@@ -491,6 +491,10 @@ mod tests {
                 "bloom.delta",
             ),
             (
+                r#"{"kind": "qsdrr", "limit": {"packets": 9}, "queues": 2, "mapping": "bloom", "bloom": {"bits": 6}}"#,
+                "bloom.hashes",
+            ),
+            (
                 r#"{"kind": "scfq", "limit": {"packets": 9}, "weights": [{"flow": 3, "weight": 0}]}"#,
                 "weights",
             ),

@@ -355,6 +355,14 @@ def packets_in_interval(interval_s: float, packet_bits: float, rate_bps: float) 
     return interval_s * rate_bps / packet_bits
 
 
+def md1_delay(load: float | np.ndarray, service_s: float) -> float | np.ndarray:
+    """Mean time in an M/D/1 queue, waiting plus service: ``s + load s / (2 (1 - load))``
+    (Pollaczek-Khinchine). Poisson flows of one packet size under any work-conserving
+    scheduler have this mean over all their packets (Kleinrock's conservation law;
+    chapter 7's sections 7.1-7.2)."""
+    return service_s + load * service_s / (2.0 * (1.0 - load))
+
+
 def cbr_shortfall(k: int) -> float:
     """Largest shortfall of an ideally served CBR flow's measured rate during interarrival
     interval k+1 (counting from just after its first packet): ``1/(k+1)`` (report section

@@ -43,6 +43,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::bloom::MAX_HASHES;
 use crate::blocks::{BloomFilters, HashFamily, IndexedHeap};
 use crate::params::{params, refuse, SpecError, MS};
 use crate::Time;
@@ -106,6 +107,13 @@ impl BloomParams {
         }
         if self.hashes == 0 {
             return refuse("bloom.hashes", "must be at least 1");
+        }
+        if self.hashes > self.bits.min(MAX_HASHES) {
+            // k distinct bit positions need k <= m.
+            return refuse(
+                "bloom.hashes",
+                format!("must be at most bloom.bits and at most {MAX_HASHES}"),
+            );
         }
         if self.period == 0 {
             return refuse("bloom.period", "must be positive");

@@ -49,22 +49,13 @@ def distributor(policy: str, queues: int, filters: int, buffer_pkts: int, flows:
     """The bottleneck's discipline (QSDRR, as sections 5.3.1-5.3.2 run it) with ``queues``
     queues fed by ``filters`` Bloom filters and ``policy``'s balancing, or by plain
     hashing. Each filter has the bits for a false-positive rate under 1% at the flows it
-    holds on average (section 5.1.3: 10 bits a flow; 50 for Table 5.1's 5 flows), rounded
-    up to a prime: the k bit positions come by double hashing, h1 + i h2 mod m, which
-    repeats a position whenever the stride shares a factor with m (with m = 10, a fifth of
-    the flows set only two bits, and a second flow in their filter is not counted)."""
+    holds on average (section 5.1.3: 10 bits a flow; 50 for Table 5.1's 5 flows); the
+    filters' k bit positions are distinct for any m (the simulator's ``BloomFilters``)."""
     q: dict[str, Any] = {"kind": kind, "limit": f"{buffer_pkts}pkt", "queues": queues}
     if policy == "hash":
         return q | {"mapping": "hash"}
-    bits = next_prime(theory.bloom_bits_for_fp(max(1, math.ceil(flows / filters)), 0.01))
+    bits = theory.bloom_bits_for_fp(max(1, math.ceil(flows / filters)), 0.01)
     return q | {"mapping": "bloom", "bloom": {"filters": filters, "bits": bits, "balancing": policy}}
-
-
-def next_prime(n: int) -> int:
-    """The least prime >= n."""
-    while n < 2 or any(n % d == 0 for d in range(2, math.isqrt(n) + 1)):
-        n += 1
-    return n
 
 
 def max_min(counts: np.ndarray) -> float:

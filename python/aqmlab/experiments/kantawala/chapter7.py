@@ -1,5 +1,6 @@
 """Seed 000, chapter 7: average-case metrics of fair-queueing schedulers (digest 000
-section 4.13; report sections 7.1-7.3).
+section 4.13; report sections 7.1-7.3): ten Poisson flows (Figs 7.1-7.3, E7a and E7b) and
+a CBR target among Poisson flows (Figs 7.4-7.6, E7c).
 
 The report's setup, as these experiments build it: UDP sources only, each on its own
 access link (1 Gb/s, no delay, a host queue that never drops), into one bottleneck under
@@ -16,7 +17,11 @@ packets``: their ``enqueue`` and ``dequeue`` events):
 * a packet's delay at the bottleneck: from its arrival at the queue to the end of its
   transmission (its wait plus 80 us at 100 Mb/s), average and maximum (section 7.1,
   Figs 7.4, 7.5; digest 5);
-* convergence time (section 7.3.2, Fig 7.6): the rate of the target measured from just
+* convergence of every flow (section 7.2, Fig 7.3): each flow's rate measured from a
+  moment t0, ``bytes delivered since / time since``, against its reservation (its mean
+  rate, A-FQ2); the convergence time is the last moment some flow is outside 10% of it,
+  either side (:func:`band_convergence`), averaged over 51 moments t0 (A-FQ3);
+* convergence time of the target (section 7.3.2, Fig 7.6): the rate of the target measured from just
   after one of its transmissions, ``packets sent since / time since``, in units of its
   reservation; the convergence time is the last moment it is below 90% (the first after
   which it never is). The report measures once, from the target's first packet; we
@@ -150,6 +155,288 @@ def restart_points(done_s: np.ndarray, first_s: float, last_s: float, restarts: 
     return sorted(int(i) for i in g.choice(np.arange(lo, hi), size=min(restarts, hi - lo), replace=False))
 
 
+def _loads(low: float, high: float, step: float) -> tuple[float, ...]:
+    n = round((high - low) / step)
+    return tuple(round(low + i * step, 4) for i in range(n + 1))
+
+
+def band_convergence(done_s: np.ndarray, t0: float, rate_pps: float, horizon_s: float,
+                     tolerance: float = 0.1) -> float:
+    """Section 7.2's convergence of one flow, in seconds: its rate measured from ``t0``,
+    ``packets done since / time since`` (``done_s``: the ends of its transmissions, in
+    order), against ``rate_pps``; the last moment in ``(t0, t0 + horizon_s]`` at which it
+    is outside ``1 +- tolerance`` (0 if never; ``horizon_s`` if still outside at the end).
+    Between transmissions the rate falls: it is lowest just before one, and above the band
+    after one until it has decayed to the band's top."""
+    lo, hi = np.searchsorted(done_s, [t0, t0 + horizon_s], side="right")
+    x = done_s[lo:hi] - t0
+    n = np.arange(1, len(x) + 1)
+    low, high = (1.0 - tolerance) * rate_pps, (1.0 + tolerance) * rate_pps
+    below = x[(n - 1) < low * x]  # just before transmission j, j - 1 counted
+    above = np.minimum(n / high, horizon_s)[n > high * x]  # above until n / t = high
+    end = [horizon_s] if len(x) < low * horizon_s else []  # still low when the horizon ends
+    moments = np.concatenate([below, above, end])
+    return float(moments.max()) if len(moments) else 0.0
+
+
+@dataclass(frozen=True)
+class PoissonParams:
+    """Sections 7.1-7.2: ten Poisson flows of 1000-byte packets on a 20 Mb/s bottleneck;
+    the flows' mean rates are proportional to their weights and sum to ``load`` x 20 Mb/s."""
+    loads: tuple[float, ...]
+    schedulers: tuple[str, ...] = SCHEDULERS
+    #: the two cases of Fig 7.3: (a) one flow of weight 10 and nine of weight 1 (also
+    #: Figs 7.1-7.2's), (b) ten of weight 1
+    cases: tuple[str, ...] = ("weighted", "equal")
+    duration_s: float = 280.0  #: the 250 s of the 51 samples and a horizon to converge in
+    samples: int = 51  #: A-FQ3: measurements from t = 0, 5, ..., 250 s
+    sample_every_s: float = 5.0
+    horizon_s: float = 30.0
+    seeds: int = 1
+    capacity_bps: float = 20e6
+    large_weight: float = 10.0
+    flows: int = 10
+
+    def weights(self, case: str) -> list[float]:
+        """The flows' weights: flow 0 the large one in case ``weighted``."""
+        return [self.large_weight if case == "weighted" else 1.0] + [1.0] * (self.flows - 1)
+
+    def rates_bps(self, case: str, load: float) -> list[float]:
+        """Mean rates in proportion to the weights (section 7.1: at a load of 0.95, nine
+        flows of 1 Mb/s and one of 10)."""
+        w = self.weights(case)
+        return [load * self.capacity_bps * x / sum(w) for x in w]
+
+    def starts_s(self) -> np.ndarray:
+        return np.arange(self.samples) * self.sample_every_s
+
+
+def poisson_scenario(scheduler: str, case: str, load: float, p: PoissonParams, seed: int = 1) -> dict[str, Any]:
+    """Sections 7.1-7.2: ``p.flows`` Poisson flows, flow i weighted ``p.weights(case)[i]``,
+    every packet of each traced at the bottleneck."""
+    w, rates = p.weights(case), p.rates_bps(case, load)
+    flows = [{"kind": "udp", "group": f"f{i}", "count": 1, "src": f"s{i}", "dst": "d0", "model": "poisson",
+              "rate": f"{r:.0f}bps", "packet_size": f"{PACKET_BYTES}B", "header_size": "0B"}
+             for i, r in enumerate(rates)]
+    weights = {"weights": [{"flow": i, "weight": x} for i, x in enumerate(w) if x != 1.0], "default_weight": 1.0}
+    return _scenario(f"kantawala-fq-{scheduler}-{case}-load{load:g}", scheduler, weights, flows, p.flows,
+                     p.capacity_bps, p.duration_s, seed, traced=list(range(p.flows)))
+
+
+def _poisson_points(p: PoissonParams, cases: tuple[str, ...]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    return {(s, c, load): [poisson_scenario(s, c, load, p, seed) for seed in range(1, p.seeds + 1)]
+            for c in cases for s in p.schedulers for load in p.loads}
+
+
+def _ordered_loads(t: pl.DataFrame, s: str, col: str, **where: Any) -> np.ndarray:
+    d = t.filter(pl.col("scheduler") == s)
+    for k, v in where.items():
+        d = d.filter(pl.col(k) == v)
+    return d.sort("load")[col].to_numpy()
+
+
+def _scheduler_spread(t: pl.DataFrame, p: PoissonParams, col: str, **where: Any) -> float:
+    """Largest ratio, over the loads, of the schedulers' highest to lowest value of ``col``."""
+    v = np.array([_ordered_loads(t, s, col, **where) for s in p.schedulers])
+    return float(np.max(v.max(axis=0) / v.min(axis=0)))
+
+
+class PoissonDelay(Experiment):
+    id = "kantawala.e7_delay"
+    title = "Ten Poisson flows under WDRR, SCFQ and WF2Q+: delay of a small and the large flow (Figs 7.1-7.2)"
+    source = ("seed 000 (Kantawala and Turner, WUCSE-2005-11), Figs 7.1-7.2, section 7.1; "
+              "digest 000 sections 2.12, 4.13, A-FQ4, A-FQ6")
+    summary = (
+        "Ten Poisson flows of 1000-byte packets share a 20 Mb/s bottleneck that never drops: one of weight 10 and "
+        "nine of weight 1, mean rates in proportion to the weights (at a load of 0.95: 10 Mb/s and 1 Mb/s each). "
+        "For each scheduler and load: the average and maximum delay at the bottleneck (arrival to the end of "
+        "transmission) of a small flow and of the large flow."
+    )
+    differences = (
+        WF2Q_NOTE + " Loads 0.5 to 0.95 (the report's example is 0.95): with every flow's rate scaled, a load "
+        "above 1 overloads every flow and its delays grow with the run."
+    )
+    fidelities = {
+        "quick": PoissonParams(loads=(0.5, 0.8, 0.95), cases=("weighted",), duration_s=25.0, samples=3,
+                               horizon_s=15.0),
+        "paper": PoissonParams(loads=_loads(0.5, 0.95, 0.05), cases=("weighted",)),
+    }
+
+    def measure(self, runner: Any, p: PoissonParams) -> pl.DataFrame:
+        pts = _poisson_points(p, ("weighted",))
+        keys = list(pts)
+        dirs = run_dirs(runner, [pts[k] for k in keys], self.id)
+        transmission = PACKET_BYTES * 8 / p.capacity_bps
+        rows = []
+        for (s, _, load), runs in zip(keys, dirs):
+            for seed, d in enumerate(runs, start=1):
+                pk = packet_times(d)
+                for size, packets in (("large", pk.filter(pl.col("flow") == 0)),
+                                      ("small", pk.filter(pl.col("flow") == 1)), ("all", pk)):
+                    mean_d, max_d = delays(packets, transmission)
+                    rows.append({"scheduler": s, "load": load, "flow": size, "seed": seed,
+                                 "mean_delay_ms": 1e3 * mean_d, "max_delay_ms": 1e3 * max_d})
+        return (pl.DataFrame(rows).group_by("scheduler", "load", "flow")
+                .agg(pl.col("mean_delay_ms").mean(), pl.col("max_delay_ms").max())
+                .sort("flow", "scheduler", "load"))
+
+    def findings(self, t: pl.DataFrame, p: PoissonParams) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for flow in ("small", "large"):
+            out[f"{flow}_mean_delay_spread"] = _scheduler_spread(t, p, "mean_delay_ms", flow=flow)
+            out[f"{flow}_max_delay_spread"] = _scheduler_spread(t, p, "max_delay_ms", flow=flow)
+        v = np.array([_ordered_loads(t, s, "mean_delay_ms", flow="large") for s in p.schedulers])
+        out["large_scfq_least_share"] = float(np.mean(v.argmin(axis=0) == p.schedulers.index("scfq")))
+        # Kleinrock's conservation law: packets of one size, any work-conserving order, the
+        # same mean delay over all flows: M/D/1's
+        loads = np.array(sorted(p.loads))
+        md1 = 1e3 * theory.md1_delay(loads, PACKET_BYTES * 8 / p.capacity_bps)
+        v = np.array([_ordered_loads(t, s, "mean_delay_ms", flow="all") for s in p.schedulers])
+        out["all_mean_delay_over_md1_max"] = float(np.max(v / md1))
+        out["all_mean_delay_over_md1_min"] = float(np.min(v / md1))
+        return out
+
+    def references(self, p: PoissonParams) -> list[Reference]:
+        words = ("'for a realistic scenario, there is negligible difference in the delay characteristics of all the "
+                 "three algorithms'")
+        refs = [Reference(f"{flow}_{m}_delay_spread", f"{name} flow: largest ratio of the schedulers' {m} delays, "
+                          f"over the loads", 1.0, "at_most", 0.5, f"Fig {fig}, section 7.1", words,
+                          "'Negligible' read as within a factor 1.5, a tolerance decided before the runs")
+                for flow, name, fig in (("small", "a small (1 Mb/s)", "7.1"), ("large", "the large (10 Mb/s)", "7.2"))
+                for m in ("mean", "max")]
+        refs += [Reference(f"all_mean_delay_over_md1_{end}", f"all packets: {end} over loads and schedulers of "
+                           "the mean delay / M/D/1's", 1.0, "factor", 1.1, "Kleinrock's conservation law",
+                           note="a check of the simulation, not a claim of the report: with packets of one size "
+                           "every work-conserving scheduler gives the same mean delay over all flows")
+                 for end in ("max", "min")]
+        refs.append(Reference("large_scfq_least_share", "large flow: share of the loads at which SCFQ's average "
+                              "delay is the least of the three", 1.0, "at_least", 0.0, "Fig 7.2, section 7.1",
+                              "'for the higher weighted flows (10 Mb/s), SCFQ actually has the smallest average "
+                              "delay per packet for all link loads'"))
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: PoissonParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, axes = plt.subplots(2, 2, figsize=(9, 7.5), squeeze=False)
+        for row, (flow, fig_name) in zip(axes, (("small", "Fig 7.1: a small (1 Mb/s) flow"),
+                                                ("large", "Fig 7.2: the large (10 Mb/s) flow"))):
+            for ax, (col, what) in zip(row, (("mean_delay_ms", "average"), ("max_delay_ms", "maximum"))):
+                for s in p.schedulers:
+                    d = t.filter((pl.col("scheduler") == s) & (pl.col("flow") == flow)).sort("load")
+                    ax.plot(d["load"], d[col], marker=MARKERS[s], ms=4, label=LABELS[s])
+                ax.set_title(f"{fig_name}, {what}", fontsize="medium")
+                ax.set_xlabel("load")
+                ax.set_ylabel(f"{what} delay (ms)")
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize="small")
+        return _save(fig, path)
+
+    def example_scenario(self, p: PoissonParams) -> dict[str, Any]:
+        return poisson_scenario("wdrr", "weighted", max(p.loads), p)
+
+
+class PoissonConvergence(Experiment):
+    id = "kantawala.e7_convergence"
+    title = "Ten Poisson flows under WDRR, SCFQ and WF2Q+: time for all to come within 10% of their rates (Fig 7.3)"
+    source = ("seed 000 (Kantawala and Turner, WUCSE-2005-11), Fig 7.3, section 7.2; "
+              "digest 000 sections 2.12, 4.13, A-FQ2 to A-FQ4, A-FQ6")
+    summary = (
+        "Ten Poisson flows of 1000-byte packets on a 20 Mb/s bottleneck that never drops: (a) one of weight 10 and "
+        "nine of weight 1, (b) ten of weight 1; mean rates in proportion to the weights. Convergence: measured "
+        "from a moment t0, the time until every flow's rate (bytes delivered since t0 over time since) stays "
+        "within 10% of its mean rate, averaged over 51 moments t0 = 0, 5, ..., 250 s. Beside the schedulers, the "
+        "same measure on the flows' arrivals at the bottleneck: what a scheduler that never delays a packet would "
+        "show, the sources' own randomness."
+    )
+    differences = (
+        WF2Q_NOTE + " A flow's reservation is its mean rate (A-FQ2), reachable at loads below 1: loads 0.5 to 0.95. "
+        "The 51 samples restart the measurement every 5 s (A-FQ3), each with 30 s to converge in."
+    )
+    fidelities = {
+        "quick": PoissonParams(loads=(0.5, 0.8, 0.95), duration_s=25.0, samples=3, horizon_s=15.0),
+        "paper": PoissonParams(loads=_loads(0.5, 0.95, 0.05)),
+    }
+
+    def measure(self, runner: Any, p: PoissonParams) -> pl.DataFrame:
+        pts = _poisson_points(p, p.cases)
+        keys = list(pts)
+        dirs = run_dirs(runner, [pts[k] for k in keys], self.id)
+        transmission = PACKET_BYTES * 8 / p.capacity_bps
+        rows = []
+        for (s, case, load), runs in zip(keys, dirs):
+            rates_pps = [r / (PACKET_BYTES * 8) for r in p.rates_bps(case, load)]
+            for seed, d in enumerate(runs, start=1):
+                pk = packet_times(d)
+                by_flow = [pk.filter(pl.col("flow") == f) for f in range(p.flows)]
+                streams = {"scheduler": [f["start_s"].to_numpy() + transmission for f in by_flow],
+                           "arrivals": [np.sort(f["arrive_s"].to_numpy()) for f in by_flow]}
+                for what, done in streams.items():
+                    conv = [max(band_convergence(x, t0, r, p.horizon_s) for x, r in zip(done, rates_pps))
+                            for t0 in p.starts_s()]
+                    rows.append({"scheduler": s, "case": case, "load": load, "seed": seed, "stream": what,
+                                 "convergence_s": float(np.mean(conv)),
+                                 "unconverged": int(np.sum(np.array(conv) >= p.horizon_s))})
+        t = pl.DataFrame(rows)
+        return (t.group_by("scheduler", "case", "load", "stream")
+                .agg(pl.col("convergence_s").mean(), pl.col("unconverged").sum())
+                .sort("case", "stream", "scheduler", "load"))
+
+    def findings(self, t: pl.DataFrame, p: PoissonParams) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        sched = t.filter(pl.col("stream") == "scheduler")
+        for case in p.cases:
+            out[f"{case}_convergence_spread"] = _scheduler_spread(sched, p, "convergence_s", case=case)
+            own = _ordered_loads(t.filter(pl.col("stream") == "arrivals"), p.schedulers[0], "convergence_s",
+                                 case=case)
+            ratio = [_ordered_loads(sched, s, "convergence_s", case=case) / own for s in p.schedulers]
+            out[f"{case}_convergence_over_arrivals_max"] = float(np.max(ratio))
+            out[f"{case}_arrivals_convergence_s"] = float(np.mean(own))
+        out["unconverged"] = float(t["unconverged"].sum())
+        return out
+
+    def references(self, p: PoissonParams) -> list[Reference]:
+        words = "'there is almost no difference between the convergence times of all three FQ algorithms'"
+        names = {"weighted": "(a) nine of weight 1, one of 10", "equal": "(b) ten of weight 1"}
+        refs = []
+        for case in p.cases:
+            fig = f"Fig 7.3({'a' if case == 'weighted' else 'b'}), section 7.2"
+            refs += [
+                Reference(f"{case}_convergence_spread", f"{names[case]}: largest ratio of the schedulers' "
+                          "convergence times, over the loads", 1.0, "at_most", 0.25, fig, words,
+                          "'Almost no difference' read as within 25%, decided before the runs"),
+                Reference(f"{case}_convergence_over_arrivals_max", f"{names[case]}: largest ratio of a scheduler's "
+                          "convergence to the arrivals' own", 1.0, "at_most", 0.25, fig,
+                          "'we cannot easily isolate the variations in performance due to dynamics of the Poisson "
+                          "source and that due to the FQ algorithm'"),
+            ]
+        refs.append(Reference("unconverged", f"samples not converged within the {p.horizon_s:g} s horizon", 0.0,
+                              "at_most", 0.0,
+                              "digest A-FQ3", note="a check of the measurement, not a claim of the report"))
+        return refs
+
+    def plot(self, t: pl.DataFrame, p: PoissonParams, path: Path) -> Path:
+        plt = _pyplot()
+        fig, axes = plt.subplots(1, len(p.cases), figsize=(4.6 * len(p.cases), 4), squeeze=False)
+        titles = {"weighted": "Fig 7.3(a): nine 1 Mb/s, one 10 Mb/s", "equal": "Fig 7.3(b): ten 1.9 Mb/s"}
+        for ax, case in zip(axes[0], p.cases):
+            for s in p.schedulers:
+                d = t.filter((pl.col("scheduler") == s) & (pl.col("case") == case)
+                             & (pl.col("stream") == "scheduler")).sort("load")
+                ax.plot(d["load"], d["convergence_s"], marker=MARKERS[s], ms=4, label=LABELS[s])
+            own = t.filter((pl.col("scheduler") == p.schedulers[0]) & (pl.col("case") == case)
+                           & (pl.col("stream") == "arrivals")).sort("load")
+            ax.plot(own["load"], own["convergence_s"], color="grey", ls=":", label="arrivals (no scheduler)")
+            ax.set_title(f"{titles[case]} at load 0.95", fontsize="medium")
+            ax.set_xlabel("load")
+            ax.set_ylabel("convergence time (s)")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize="small")
+        return _save(fig, path)
+
+    def example_scenario(self, p: PoissonParams) -> dict[str, Any]:
+        return poisson_scenario("wdrr", p.cases[-1], max(p.loads), p)
+
+
 # ---------------------------------------------------------------------------
 # Figs 7.4-7.6: the single target flow
 
@@ -175,11 +462,6 @@ class TargetParams:
     def interval_s(self) -> float:
         """The target's packet interarrival time: 1.6 ms."""
         return PACKET_BYTES * 8 / self.target_bps
-
-
-def _loads(low: float, high: float, step: float) -> tuple[float, ...]:
-    n = round((high - low) / step)
-    return tuple(round(low + i * step, 4) for i in range(n + 1))
 
 
 class TargetFlow(Experiment):
@@ -361,4 +643,4 @@ class TargetFlow(Experiment):
         return target_flow_scenario("wdrr", p.backgrounds[0], 1.0, p)
 
 
-EXPERIMENTS: list[Experiment] = [TargetFlow()]
+EXPERIMENTS: list[Experiment] = [PoissonDelay(), PoissonConvergence(), TargetFlow()]
