@@ -123,6 +123,9 @@ pub struct FlowStats {
     pub first_sample: usize,
     /// Bytes and packets delivered so far, at each sample.
     pub delivered_series: Vec<(u64, u64)>,
+    /// `jitter_ns` at each sample, in seconds (Iperf's jitter report of
+    /// every interval).
+    pub jitter_series: Vec<f64>,
 }
 
 impl FlowStats {
@@ -142,6 +145,7 @@ impl FlowStats {
             last_transit: None,
             first_sample,
             delivered_series: Vec::new(),
+            jitter_series: Vec::new(),
         }
     }
 

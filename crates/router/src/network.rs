@@ -290,6 +290,15 @@ impl Network {
         }
         let f = self.flows.len() as u32;
         self.flow_of.insert(headers.tuple, f);
+        // Disciplines that count host pairs (DCBT's `flow_key`) learn the new
+        // flow's hosts before its first packet, as the simulator tells them.
+        let (key, hosts) = (
+            headers.tuple.key(self.flow_key),
+            headers.tuple.key(FlowKeyMode::HostPair),
+        );
+        for link in &mut self.links {
+            link.qdisc.learn_hosts(key, hosts);
+        }
         self.flows.push(FlowStats::new(
             headers.tuple,
             headers.tos,
@@ -319,6 +328,7 @@ impl Network {
         }
         for f in &mut self.flows {
             f.delivered_series.push((f.delivered_bytes, f.delivered));
+            f.jitter_series.push(f.jitter_ns / 1e9);
         }
         self.next_sample += self.sample_interval;
     }
@@ -393,6 +403,7 @@ fn flow_report(f: &FlowStats) -> Value {
         "drops": f.drops, "lost": f.lost, "marked": f.marked,
         "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9,
         "first_sample": f.first_sample, "delivered_series": f.delivered_series,
+        "jitter_series": f.jitter_series,
     })
 }
 

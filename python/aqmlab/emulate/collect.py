@@ -189,10 +189,24 @@ def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters:
     }
 
 
+def _jitter_at_samples(tuples: list[dict[str, Any]], samples: int) -> np.ndarray | None:
+    """The RFC 3550 jitter of a UDP flow's data tuple at every sample (NaN before its
+    first packet), or None if the router saw none."""
+    data = max(tuples, key=lambda f: f["delivered_bytes"], default=None)
+    if data is None or not data.get("jitter_series"):
+        return None
+    out = np.full(samples, np.nan)
+    first = int(data["first_sample"])
+    series = np.asarray(data["jitter_series"], dtype=np.float64)[: max(0, samples - first)]
+    out[first : first + len(series)] = series
+    return out
+
+
 def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock,
                      apps: dict[int, dict[str, Any]] | None = None) -> pl.DataFrame:
     """Queue length and utilization of the monitored links, and every flow's throughput
-    (the simulator's metrics of the same names), at the router's samples; the kernel's
+    (the simulator's metrics of the same names), and every UDP flow's RFC 3550 jitter
+    so far (``jitter_s``, as Iperf reports it each interval), at the router's samples; the kernel's
     congestion window (``cwnd``, in packets of the flow's payload) of the flows that ask
     for it, at iperf3's intervals."""
     keep = np.flatnonzero(clock.in_run())
@@ -222,6 +236,8 @@ def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr
             tuples = _flow_tuples(report, p, addr)
             payload = np.array([_payload(tuples, int(i), header) for i in range(len(clock.times))], dtype=np.float64)
             add("throughput_bps", str(p.index), t, np.diff(payload, prepend=0.0)[keep] * 8 / dt)
+            if p.kind == "udp" and (jitter := _jitter_at_samples(tuples, len(clock.times))) is not None:
+                add("jitter_s", str(p.index), t, jitter[keep])
     for p in plans:
         series = (apps or {}).get(p.index, {}).get("cwnd_series") if p.trace_cwnd else None
         if series:
