@@ -714,6 +714,8 @@ class CostParams:
     repeats: int  #: timed passes; the best counts (on a loaded machine, the one not interrupted)
     flow_counts: tuple[int, ...] = (2, 10, 30, 70, 300, 1000)
     disciplines: tuple[str, ...] = (*TABLE_DISCIPLINES, "chips")
+    emulated_s: float = 10.0  #: on the emulator: each run's length
+    emulated_flow_counts: tuple[int, ...] = (2, 10)  #: on the emulator: Fig 5.8's flows (TCP, and one UDP)
 
 
 #: Fig 5.7's three conditions: the flows' classes (0 TCP, 1 tagged UDP, 2 untagged UDP).
@@ -758,10 +760,12 @@ class Cost(Experiment):
     )
     fidelities = {
         "quick": CostParams(packets=20_000, repeats=5, flow_counts=(2, 70, 1000)),
-        "paper": CostParams(packets=20_000, repeats=30),
+        "paper": CostParams(packets=20_000, repeats=30, emulated_flow_counts=(2, 10, 30)),
     }
 
     def measure(self, runner: Any, p: CostParams) -> pl.DataFrame:
+        if engine_of(runner) == "emulator":
+            return self.measure_router(runner, p)
         rows = []
         for d in p.disciplines:
             for cond, classes in CONDITIONS.items():
@@ -772,6 +776,39 @@ class Cost(Experiment):
             ns, drops = cpu_ns_per_packet(qdisc("dcbt"), (0,) * (n - 1) + (2,), p)
             rows.append({"row": "flows", "qdisc": "dcbt", "condition": "tcp_udp", "flows": n, "ns_per_packet": ns,
                          "drop_fraction": drops / p.packets})
+        return pl.DataFrame(rows)
+
+    def emulated_points(self, p: CostParams) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+        """Fig 5.7's conditions under each discipline, and DCBT with more flows (counting
+        each transport flow, as the discipline's own timing does), on the emulator."""
+        tcp, udp = Flow("tcp", "tcp", "s0", "d0", 0.0), Flow("udp", "udp", "s1", "d0", 0.0, None, 10.0)
+        mixes = {"tcp": (tcp,), "udp": (udp,), "tcp_udp": (tcp, udp)}
+        points = {("condition", d, c): [scenario(f"conway-cost-{c}-{d}", d, mixes[c], p.emulated_s, 1, engine="emulator")]
+                  for d in p.disciplines for c in CONDITIONS}
+        for n in p.emulated_flow_counts:
+            many = tuple(Flow(f"tcp{i}", "tcp", f"s{i % 2}", f"d{i // 2 % 2}", 0.0) for i in range(n - 1))
+            s = scenario(f"conway-cost-flows{n}", "dcbt", (*many, udp), p.emulated_s, 1, engine="emulator")
+            s["topology"]["bottleneck"]["qdisc"]["flow_key"] = "flow"
+            points[("flows", "dcbt", n)] = [s]
+        return points
+
+    def measure_router(self, runner: Any, p: CostParams) -> pl.DataFrame:
+        """The router's own CPU time per packet it forwarded (user and system, every
+        packet read from a device: data, ACKs, both directions), its share of a core and
+        its peak resident memory, per run of the emulator (docs/emulator.md)."""
+        import json
+
+        points = self.emulated_points(p)
+        rows = []
+        for (row, d, c), (directory,) in zip(points, run_dirs(runner, list(points.values()), self.id)):
+            timing = json.loads((directory / "timing.json").read_text())
+            q = pl.read_parquet(directory / "queues.parquet").filter(pl.col("link") == "bottleneck").row(0, named=True)
+            cpu = timing["router_cpu_user_s"] + timing["router_cpu_system_s"]
+            rows.append({"row": row, "qdisc": d, "condition": "tcp_udp" if row == "flows" else c,
+                         "flows": c if row == "flows" else len(CONDITIONS[c]),
+                         "ns_per_packet": timing["router_cpu_per_packet_ns"],
+                         "drop_fraction": q["drops"] / q["arrivals"] if q["arrivals"] else 0.0,
+                         "core_share": cpu / timing["router_elapsed_s"], "rss_mb": timing["router_max_rss_kb"] / 1024})
         return pl.DataFrame(rows)
 
     def findings(self, t: pl.DataFrame, p: CostParams) -> dict[str, float | None]:
@@ -788,7 +825,11 @@ class Cost(Experiment):
             out["dcbt_ns_per_flow"] = ((last["ns_per_packet"] - first["ns_per_packet"])
                                        / (last["flows"] - first["flows"]))
             # the share of a core DCBT takes at the link's packet rate, with the most flows
-            out["dcbt_core_share"] = last["ns_per_packet"] * 1e-9 * LINK_BPS * LOAD / (8 * UDP_FRAME)
+            # (on the emulator, the router's measured share: every packet, every system call)
+            out["dcbt_core_share"] = last.get("core_share") or (
+                last["ns_per_packet"] * 1e-9 * LINK_BPS * LOAD / (8 * UDP_FRAME))
+        if "rss_mb" in cond.columns:  # the router's peak memory (the report's section 5.4)
+            out.update({f"{r['qdisc']}_{r['condition']}_rss_mb": r["rss_mb"] for r in cond.iter_rows(named=True)})
         return out
 
     def references(self, p: CostParams) -> list[Reference]:
@@ -819,7 +860,8 @@ class Cost(Experiment):
             a.bar([x + (i - 1) * width for x in range(len(p.disciplines))], r, width, label=label)
         a.set_xticks(range(len(p.disciplines)), [LABELS[d] for d in p.disciplines], fontsize="small")
         a.set_ylabel("CPU time per packet (ns)")
-        a.set_title("Fig 5.7: each discipline's own cost", fontsize="medium")
+        whose = "the emulator's router" if "core_share" in t.columns else "each discipline's own cost"
+        a.set_title(f"Fig 5.7: {whose}", fontsize="medium")
         a.legend(fontsize="small")
         f = t.filter(pl.col("row") == "flows").sort("flows")
         b.plot(f["flows"], f["ns_per_packet"], "o-", color="black")
