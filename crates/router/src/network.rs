@@ -255,6 +255,7 @@ impl Network {
             stats.delivered_bytes += packet.data.len() as u64;
             stats.marked += (packet.ecn() == Ecn::Ce) as u64;
             stats.count_transit(at - packet.entered);
+            stats.count_order(u16::from_be_bytes([packet.data[4], packet.data[5]]));
             self.lateness.record(now.saturating_sub(at));
             self.early += (at > now) as u64;
             deliver(packet.dst_host, &packet.data);
@@ -401,7 +402,7 @@ fn flow_report(f: &FlowStats) -> Value {
         "arrivals": f.arrivals, "arrival_bytes": f.arrival_bytes,
         "delivered": f.delivered, "delivered_bytes": f.delivered_bytes,
         "drops": f.drops, "lost": f.lost, "marked": f.marked,
-        "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9,
+        "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9, "reordered": f.reordered,
         "first_sample": f.first_sample, "delivered_series": f.delivered_series,
         "jitter_series": f.jitter_series,
     })

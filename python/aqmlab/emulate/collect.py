@@ -122,7 +122,7 @@ def flows_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], apps: dic
             "delay_mean_s": (data["transit"]["mean_s"] if data and data["transit"]["count"] else None),
             "delay_max_s": max((t["max_s"] for t in transit), default=None),
             "jitter_s": data["jitter_s"] if data and p.kind == "udp" else None,
-            "packets_reordered": None, "queues": None,
+            "packets_reordered": data.get("reordered") if data and p.kind == "udp" else None, "queues": None,
         })
     return pl.DataFrame(rows, schema=_FLOW_SCHEMA)
 
