@@ -34,6 +34,8 @@ _UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "hea
 _WHY = {
     "packets": "the router keeps counters and samples, not packet traces",
     "pcap": "the router keeps counters and samples, not packet traces",
+    "flow_queues": "the router keeps counters and samples, not the queues flows hash to",
+    "queue_flows": "the router keeps counters and samples, not the queues flows hash to",
     "ties": "real time has no ties to order",
     "path": "the router routes by shortest propagation delay",
     "off_time": "iperf3 runs one transfer per flow",
