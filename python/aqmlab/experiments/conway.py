@@ -28,8 +28,11 @@ The report's testbed (section 4.1; digest 3.1), as every experiment here builds 
   jitter from its packets' one-way transit times (a packet trace at its sender's and
   receiver's links), RFC 3550's estimator as Iperf computes it.
 
-The scenarios go through the common runner (:func:`.core.run_dirs`): an engine other
-than the simulator reaches them there; nothing here depends on which one ran them.
+The scenarios go through the common runner (:func:`.core.run_dirs`), on the simulator
+or the emulator (``--engine emulator``), which carries IP packets rather than frames
+(:data:`IP_PACKETS`), the kernel's TCP with its own ACKs, and keeps the multimedia
+flow's jitter in its router rather than in a packet trace (docs/experiments.md, "Seed
+004 on the emulator").
 """
 
 from __future__ import annotations
