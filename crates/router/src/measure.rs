@@ -119,10 +119,18 @@ pub struct FlowStats {
     /// times, in nanoseconds: what the network added to the source's spacing.
     pub jitter_ns: f64,
     last_transit: Option<Time>,
+    /// Packets delivered after a packet its sender sent later: an IPv4
+    /// identification behind the highest delivered (Linux numbers a
+    /// connected socket's packets in sequence, RFC 6864).
+    pub reordered: u64,
+    highest_id: Option<u16>,
     /// The sample at which `delivered_series` starts.
     pub first_sample: usize,
     /// Bytes and packets delivered so far, at each sample.
     pub delivered_series: Vec<(u64, u64)>,
+    /// `jitter_ns` at each sample, in seconds (Iperf's jitter report of
+    /// every interval).
+    pub jitter_series: Vec<f64>,
 }
 
 impl FlowStats {
@@ -140,8 +148,11 @@ impl FlowStats {
             transit: Histogram::default(),
             jitter_ns: 0.0,
             last_transit: None,
+            reordered: 0,
+            highest_id: None,
             first_sample,
             delivered_series: Vec::new(),
+            jitter_series: Vec::new(),
         }
     }
 
@@ -153,6 +164,14 @@ impl FlowStats {
             self.jitter_ns += (d - self.jitter_ns) / 16.0;
         }
         self.last_transit = Some(transit);
+    }
+
+    /// A packet delivered with IPv4 identification `id` (compared modulo 2^16).
+    pub fn count_order(&mut self, id: u16) {
+        match self.highest_id {
+            Some(high) if (id.wrapping_sub(high) as i16) < 0 => self.reordered += 1,
+            _ => self.highest_id = Some(id),
+        }
     }
 
     pub fn count_drop(&mut self, reason: DropReason) {
@@ -195,6 +214,22 @@ fn peak_rss_kb() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packets_behind_the_highest_identification_are_reordered_across_the_wrap() {
+        let tuple = crate::packet::FiveTuple {
+            proto: 17,
+            src: 1,
+            dst: 2,
+            sport: 3,
+            dport: 4,
+        };
+        let mut f = FlowStats::new(tuple, 0, 0);
+        for id in [65534, 65535, 1, 0, 2, 65535, 3] {
+            f.count_order(id);
+        }
+        assert_eq!(f.reordered, 2); // 0 after 1, 65535 after 2
+    }
 
     #[test]
     fn quantiles_are_within_a_bin_of_the_truth() {

@@ -255,6 +255,7 @@ impl Network {
             stats.delivered_bytes += packet.data.len() as u64;
             stats.marked += (packet.ecn() == Ecn::Ce) as u64;
             stats.count_transit(at - packet.entered);
+            stats.count_order(u16::from_be_bytes([packet.data[4], packet.data[5]]));
             self.lateness.record(now.saturating_sub(at));
             self.early += (at > now) as u64;
             deliver(packet.dst_host, &packet.data);
@@ -290,6 +291,15 @@ impl Network {
         }
         let f = self.flows.len() as u32;
         self.flow_of.insert(headers.tuple, f);
+        // Disciplines that count host pairs (DCBT's `flow_key`) learn the new
+        // flow's hosts before its first packet, as the simulator tells them.
+        let (key, hosts) = (
+            headers.tuple.key(self.flow_key),
+            headers.tuple.key(FlowKeyMode::HostPair),
+        );
+        for link in &mut self.links {
+            link.qdisc.learn_hosts(key, hosts);
+        }
         self.flows.push(FlowStats::new(
             headers.tuple,
             headers.tos,
@@ -319,6 +329,7 @@ impl Network {
         }
         for f in &mut self.flows {
             f.delivered_series.push((f.delivered_bytes, f.delivered));
+            f.jitter_series.push(f.jitter_ns / 1e9);
         }
         self.next_sample += self.sample_interval;
     }
@@ -391,8 +402,9 @@ fn flow_report(f: &FlowStats) -> Value {
         "arrivals": f.arrivals, "arrival_bytes": f.arrival_bytes,
         "delivered": f.delivered, "delivered_bytes": f.delivered_bytes,
         "drops": f.drops, "lost": f.lost, "marked": f.marked,
-        "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9,
+        "transit": f.transit.summary(), "jitter_s": f.jitter_ns / 1e9, "reordered": f.reordered,
         "first_sample": f.first_sample, "delivered_series": f.delivered_series,
+        "jitter_series": f.jitter_series,
     })
 }
 

@@ -167,3 +167,25 @@ fn a_catalogue_discipline_shares_the_link_between_flows() {
         "DRR gives each flow half: {one} and {two}"
     );
 }
+
+#[test]
+fn dcbt_counts_host_pairs_when_its_flow_key_says_so() {
+    // One TCP flow and four UDP flows from A to B, each class at the link's
+    // rate. Counting host pairs, DCBT sees one UDP flow beside one TCP flow
+    // (a UDP threshold of 1/2 of the average); counting transport flows,
+    // four UDP flows beside one (4/5): UDP gets more.
+    let udp_delivered = |flow_key: &str| {
+        let qdisc = format!(r#"{{"kind": "dcbt", "flow_key": "{flow_key}"}}"#);
+        let mut net = network(1_000_000, 0, &qdisc);
+        let delivered = offer(&mut net, 4000, 2_000_000, 8_000_000_000, |i| match i % 2 {
+            0 => packet(1, 500, 0, true),
+            _ => packet(2 + (i / 2 % 4) as u16, 500, 0, false),
+        });
+        delivered.iter().filter(|p| p[9] == 17).count() as f64
+    };
+    let (pairs, flows) = (udp_delivered("host_pair"), udp_delivered("flow"));
+    assert!(
+        pairs < 0.9 * flows,
+        "host pairs: {pairs} UDP packets, transport flows: {flows}"
+    );
+}

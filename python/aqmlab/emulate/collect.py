@@ -160,7 +160,7 @@ def flows_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], apps: dic
             "delay_mean_s": (data["transit"]["mean_s"] if data and data["transit"]["count"] else None),
             "delay_max_s": max((t["max_s"] for t in transit), default=None),
             "jitter_s": data["jitter_s"] if data and p.kind == "udp" else None,
-            "packets_reordered": None, "queues": None,
+            "packets_reordered": data.get("reordered") if data and p.kind == "udp" else None, "queues": None,
         })
     return pl.DataFrame(rows, schema=_FLOW_SCHEMA)
 
@@ -242,11 +242,25 @@ def _kernel_series(add: Any, link: dict[str, Any], readings: KernelReadings) -> 
     add("link_utilization", link["name"], t[keep], sent * 8 / (link["rate_bps"] * (t[keep] - t[keep - 1])))
 
 
+def _jitter_at_samples(tuples: list[dict[str, Any]], samples: int) -> np.ndarray | None:
+    """The RFC 3550 jitter of a UDP flow's data tuple at every sample (NaN before its
+    first packet), or None if the router saw none."""
+    data = max(tuples, key=lambda f: f["delivered_bytes"], default=None)
+    if data is None or not data.get("jitter_series"):
+        return None
+    out = np.full(samples, np.nan)
+    first = int(data["first_sample"])
+    series = np.asarray(data["jitter_series"], dtype=np.float64)[: max(0, samples - first)]
+    out[first : first + len(series)] = series
+    return out
+
+
 def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr: dict[int, str], clock: Clock,
                      apps: dict[int, dict[str, Any]] | None = None,
                      kernel: dict[str, dict[str, Any]] | None = None) -> pl.DataFrame:
     """Queue length and utilization of the monitored links, and every flow's throughput
-    (the simulator's metrics of the same names), at the router's samples; the kernel's
+    (the simulator's metrics of the same names), and every UDP flow's RFC 3550 jitter
+    so far (``jitter_s``, as Iperf reports it each interval), at the router's samples; the kernel's
     congestion window (``cwnd``, in packets of the flow's payload) of the flows that ask
     for it, at iperf3's intervals. A kernel-queued link's queue and utilization are the
     kernel's own, at the instants its counters were read (kernel_poll.py)."""
@@ -278,6 +292,8 @@ def timeseries_frame(report: dict[str, Any], plans: list[traffic.FlowPlan], addr
             tuples = _flow_tuples(report, p, addr)
             payload = np.array([_payload(tuples, int(i), header) for i in range(len(clock.times))], dtype=np.float64)
             add("throughput_bps", str(p.index), t, np.diff(payload, prepend=0.0)[keep] * 8 / dt)
+            if p.kind == "udp" and (jitter := _jitter_at_samples(tuples, len(clock.times))) is not None:
+                add("jitter_s", str(p.index), t, jitter[keep])
     for p in plans:
         series = (apps or {}).get(p.index, {}).get("cwnd_series") if p.trace_cwnd else None
         if series:

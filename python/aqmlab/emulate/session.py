@@ -28,7 +28,7 @@ from typing import Any, Iterator
 from ..errors import UserError
 from ..names import NameList
 from . import kernel, kernel_poll, kernel_qdiscs, netns, traffic
-from .support import hosts_of
+from .support import hosts_of, sample_interval_ns
 
 #: Seconds the router may take to create its devices.
 READY_TIMEOUT_S = 10.0
@@ -172,7 +172,7 @@ class Session:
         port_of = {link: port for port, (link, _) in self.kernel_links.items()}
         return {
             "seed": int(r["seed"]),
-            "sample_interval_ns": int(r["sample_interval_ns"]),
+            "sample_interval_ns": sample_interval_ns(r),
             "stop_after_ns": int(r["duration_ns"]) + int(120e9),
             "tag_tos": traffic.TAG_TOS,
             "flow_key": self.flow_key,
@@ -239,7 +239,7 @@ class Session:
             return
         names = self.link_names()
         r = self.resolved
-        interval = int(r["sample_interval_ns"]) or int(r["warmup_ns"]) or int(r["duration_ns"])
+        interval = sample_interval_ns(r) or int(r["warmup_ns"]) or int(r["duration_ns"])
         devices = {names[link]: f"ko{port}" for port, (link, _) in self.kernel_links.items()}
         self.poller = kernel_poll.Poller(self.tc_reader, devices, interval, self.t0_ns)
         self.poller.start()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UserError
+from ..units import parse_time
 
 #: Hosts (namespaces) a run may create.
 MAX_HOSTS = 64
@@ -21,14 +22,20 @@ MAX_HOSTS = 64
 KERNEL_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic"}
 
 #: Fields honoured, per table; every other field the user wrote is refused.
-_TOP = {"name", "description", "seed", "duration", "warmup", "sample_interval", "tcp", "topology", "flows"}
+_TOP = {"name", "description", "seed", "duration", "warmup", "sample_interval", "tcp", "topology", "flows", "trace"}
+#: Traces the router measures: each flow's throughput per window (its samples) and its
+#: delay and jitter (always counted).
+_TRACE = {"flow_series", "flow_stats"}
 _TCP = {"variant", "packet_size", "header_size", "ecn", "receiver_window", "min_rto", "initial_window"}
 _TCP_FLOW = {"kind", "group", "count", "src", "dst", "start", "size", "stop", "tcp", "trace_cwnd"}
 _UDP_FLOW = {"kind", "group", "count", "src", "dst", "rate", "packet_size", "header_size", "start", "stop", "tagged",
              "model", "jitter", "on", "off"}
 
 _WHY = {
-    "trace": "the router keeps counters and samples, not packet traces",
+    "packets": "the router keeps counters and samples, not packet traces",
+    "pcap": "the router keeps counters and samples, not packet traces",
+    "flow_queues": "the router keeps counters and samples, not the queues flows hash to",
+    "queue_flows": "the router keeps counters and samples, not the queues flows hash to",
     "ties": "real time has no ties to order",
     "path": "the router routes by shortest propagation delay",
     "off_time": "iperf3 runs one transfer per flow",
@@ -66,9 +73,28 @@ def _check_tcp(tcp: Any, where: str) -> None:
         raise _refuse(f"{where}variant", "variant")
 
 
+def _check_trace(scenario: Any) -> None:
+    """The router samples flows and queues at one interval: ``trace.flow_series`` is it,
+    with ``sample_interval`` off ("0s") or the same."""
+    if scenario.trace is None:
+        return
+    _check_set(scenario.trace, _TRACE, "trace.")
+    series = scenario.trace.flow_series
+    if series is not None and parse_time(scenario.sample_interval) not in (0, parse_time(series)):
+        raise UserError('the router samples flows and queues at one interval: set sample_interval to it or "0s"',
+                        "trace.flow_series")
+
+
+def sample_interval_ns(resolved: dict[str, Any]) -> int:
+    """The router's sampling interval: ``sample_interval``, or ``trace.flow_series``
+    when that is off."""
+    return int(resolved["sample_interval_ns"]) or int((resolved.get("trace") or {}).get("flow_series_ns") or 0)
+
+
 def check(scenario: Any) -> None:
     """Refuse, by field, what the emulator cannot honour in ``scenario``."""
     _check_set(scenario, _TOP, "")
+    _check_trace(scenario)
     _check_tcp(scenario.tcp, "tcp.")
     if scenario.tcp.variant not in KERNEL_CC:
         raise _refuse("tcp.variant", "variant")

@@ -234,4 +234,4 @@ def run_points(runner: Any, points: list[list[dict[str, Any]]], label: str) -> l
 def run_dirs(runner: Any, points: list[list[dict[str, Any]]], label: str) -> list[list[Path]]:
     """The store directories of each point's runs, for analyses that need more than
     the summary (a time series, the flow table)."""
-    return [[runner.root / t.hash for t, _ in runs] for runs in _run(runner, points, label)]
+    return [[runner.store_path(t) for t, _ in runs] for runs in _run(runner, points, label)]
