@@ -123,3 +123,13 @@ def test_a_broken_page_would_be_caught(tmp_path):
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert width == 0
     assert errors, "a missing image should log a console error"
+
+
+def test_a_series_kept_in_one_cell_is_shown_as_its_length():
+    import polars as pl
+
+    from aqmlab.report import _data_table
+
+    header, rows = _data_table(pl.DataFrame({"policy": ["red"], "queue": [[1.0, 2.0, 3.0]]}))
+    assert header == ["policy", "queue"]
+    assert rows == [["red", "3 values in table.parquet"]]

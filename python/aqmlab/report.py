@@ -249,8 +249,13 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
 MAX_TABLE_ROWS = 60
 
 
+def _cell(v: object) -> str:
+    """A table cell; a list (a series kept in one cell) as its length, left in table.parquet."""
+    return f"{len(v)} values in table.parquet" if isinstance(v, (list, tuple)) else fmt(v)
+
+
 def _data_table(t: pl.DataFrame) -> tuple[list[str], list[list[str]]]:
-    rows = [[fmt(v) for v in row] for row in t.head(MAX_TABLE_ROWS).iter_rows()]
+    rows = [[_cell(v) for v in row] for row in t.head(MAX_TABLE_ROWS).iter_rows()]
     if t.height > MAX_TABLE_ROWS:
         rows.append([f"... {t.height - MAX_TABLE_ROWS} more rows in table.parquet"] + [""] * (t.width - 1))
     return list(t.columns), rows
