@@ -78,7 +78,7 @@ def lab_setup(scale: float, warmup_s: float, measure_s: float, seeds: int) -> Lo
     TCP's timers with it: the BDP in packets, the windows, the buffers and n stay, and so
     does everything that happens in units of a round trip; only the clock runs ``scale``
     times slower, so the warm-up and the measurement are ``scale`` times longer
-    (docs/experiments.md)."""
+    (docs/experiments/appenzeller.md)."""
     return ScaledFlows(GSR_BPS / scale, GSR_RTT_S * scale, warmup_s=warmup_s * scale, measure_s=measure_s * scale,
                        seeds=seeds, start_window_s=10.0 * scale, packet_bytes=GSR_PACKET_BYTES, timers=scale)
 
@@ -102,7 +102,7 @@ class Fig61(Experiment):
         "within 1.6 of it), using the run with the FIFO: the router's buffer. Harpoon's flows ran on Linux "
         "and BSD stacks; ours are the thesis's ns-2 Reno. The 'scaled' fidelity is the same experiment at "
         "an eighth of the rate with eight times the round trip and TCP's timers eight times slower, for the "
-        "emulator (docs/experiments.md)."
+        "emulator (docs/experiments/appenzeller.md)."
     )
     fidelities = {
         "quick": LabParams(lab_setup(1, warmup_s=30, measure_s=30, seeds=1), flows=(100, 400), multiples=(0.5, 2)),
