@@ -194,11 +194,12 @@ class LongFlows:
                     "goodput": sum(s["goodput_bps"] for s in summaries) / k / self.rate_bps,
                     "loss_rate": sum(s["bottleneck_loss_rate"] for s in summaries) / k,
                     # of the packets crossing the bottleneck, those their receiver had
-                    # already (resent after a timeout although not lost)
+                    # already (resent after a timeout although not lost); the emulator
+                    # does not count them
                     "duplicate_fraction": sum(
                         s["duplicate_packets"] / (s["bottleneck_utilization"] * self.packets_per_s * self.measure_s)
                         for s in summaries
-                    ) / k,
+                    ) / k if all("duplicate_packets" in s for s in summaries) else None,
                     "utilization_min": min(s["bottleneck_utilization"] for s in summaries),
                     "utilization_max": max(s["bottleneck_utilization"] for s in summaries),
                 }
