@@ -37,7 +37,7 @@ def main(seeds: int) -> None:
         "testbed, 8x longer (2880 s)": replace(p.setup, seeds=min(seeds, 2), measure_s=8 * p.setup.measure_s),
     }
     points = p.points()
-    print(f"| n | buffer | variant | seeds | utilization mean | s.d. | min - max | loss rate |")
+    print("| n | buffer | variant | seeds | utilization mean | s.d. | min - max | loss rate |")
     print("|---|---|---|---|---|---|---|---|")
     with Runner(None, 1) as runner:
         for label, setup in variants.items():
