@@ -434,6 +434,7 @@ def test_what_the_kernels_qdisc_cannot_take_is_refused_by_field():
 
     cases = {
         "q.gentle": {"kind": "red", "gentle": True},
+        "q.wait": {"kind": "red", "wait": True},
         "q.alpha": {"kind": "pie", "alpha": 0.1},
         "q.max_burst": {"kind": "pie", "max_burst": "100ms"},
         "q.buckets": {"kind": "sfq", "limit": "100pkt", "buckets": 10},

@@ -42,6 +42,8 @@ def test_the_topologies_are_the_papers_scaled():
     sb = c.single_bottleneck("red", 1000, paper)
     q = sb["topology"]["bottleneck"]["qdisc"]
     assert (q["min_th"], q["max_th"], q["max_p"], q["w_q"]) == (200, 1000, 0.01, 0.001)  # Table 3.1
+    # the rest as ns-2's Queue/RED of 2001-2004 (issue 28: wait_ is Table 2.3's difference)
+    assert (q["variant"], q["wait"], q["gentle"], q["mean_packet_size"]) == ("ns2", True, True, "500B")
     assert sb["topology"]["senders"] == 100 and sb["topology"]["bottleneck"]["rate"] == "500000000bps"
     small = c.single_bottleneck("qsdrr", 1000, tenth)
     assert small["topology"]["senders"] == 10 and small["topology"]["bottleneck"]["qdisc"]["limit"] == "100pkt"

@@ -44,6 +44,8 @@ def test_red_maps_every_parameter():
     for line in ("thresh_ 10.0", "maxthresh_ 30.0", "q_weight_ 0.004", "linterm_ 20.0", "gentle_ true",
                  "wait_ false", "limit_ 80", "mean_pktsize_ 1000"):
         assert f"$q set {line}" in tcl, line
+    tcl = to_tcl(resolved(**{"topology.bottleneck.qdisc": red | {"wait": True, "mean_packet_size": "500B"}}))
+    assert "$q set wait_ true" in tcl and "$q set mean_pktsize_ 500" in tcl
 
 
 def test_tcp_profile_becomes_agent_variables():

@@ -121,6 +121,7 @@ impl AredParams {
             w_q,
             max_p: self.max_p,
             gentle: true,
+            wait: false,
             ecn: self.ecn,
             variant: RedVariant::Fj93,
             mean_packet_size: self.mean_packet_size,

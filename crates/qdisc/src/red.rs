@@ -65,6 +65,11 @@ params! {
         pub max_p: f64 [Number] = 0.02,
         /// Rise from `max_p` to 1 between `max_th` and `2 max_th` (Floyd 2000).
         pub gentle: bool [Flag] = false,
+        /// ns-2's `wait_` (true in every ns-2 release): at least `1/p_b`
+        /// packets between early drops, `p_a = p_b / (2 - count p_b)` from
+        /// there, so gaps are uniform on `[1/p_b, 2/p_b]` where FJ93's are on
+        /// `[1, 1/p_b]` (`REDQueue::modify_p`).
+        pub wait: bool [Flag] = false,
         /// Mark ECN-capable packets instead of dropping them in the random
         /// region; forced drops stay drops (RFC 3168).
         pub ecn: bool [Flag] = false,
@@ -136,6 +141,20 @@ pub(crate) fn spread_probability(pb: f64, count: i64) -> f64 {
         1.0
     } else {
         pb / (1.0 - c)
+    }
+}
+
+/// ns-2's `wait_`: no drop while `count p_b < 1`, then `p_b / (2 - count
+/// p_b)`, 1 once `count p_b >= 2` (`REDQueue::modify_p`).
+#[inline]
+pub(crate) fn waiting_probability(pb: f64, count: i64) -> f64 {
+    let c = count.max(0) as f64 * pb;
+    if c < 1.0 {
+        0.0
+    } else if c < 2.0 {
+        pb / (2.0 - c)
+    } else {
+        1.0
     }
 }
 
@@ -261,7 +280,11 @@ impl<P: Packet> Red<P> {
             RedMode::Packets => pb,
             RedMode::Bytes => pb * size as f64 / p.max_packet_size as f64,
         };
-        let pa = spread_probability(pb, self.count);
+        let pa = if p.wait {
+            waiting_probability(pb, self.count)
+        } else {
+            spread_probability(pb, self.count)
+        };
         if self.rng.chance(pa) {
             self.count = 0;
             RedVerdict::Random
@@ -400,6 +423,52 @@ mod tests {
                 red.dequeue(0, &mut v);
             }
         }
+    }
+
+    /// ns-2's `wait_`: with p_b = 0.1 held, 10 to 19 packets pass between
+    /// drops (FJ93's count lets 0 to 9 pass), so drops are a third as
+    /// frequent on average.
+    #[test]
+    fn wait_spaces_drops_between_one_and_two_over_p_b() {
+        assert_eq!(waiting_probability(0.1, 9), 0.0);
+        assert!((waiting_probability(0.1, 10) - 0.1).abs() < 1e-12);
+        assert!((waiting_probability(0.1, 15) - 0.2).abs() < 1e-12);
+        assert_eq!(waiting_probability(0.1, 20), 1.0);
+        let gaps = |wait: bool| {
+            let params = RedParams {
+                w_q: 1.0,
+                min_th: 0.0,
+                max_th: 2.0,
+                max_p: 0.2,
+                wait,
+                limit: Limit::Packets(1000),
+                ..Default::default()
+            };
+            let mut red = Red::new(params, 7);
+            let mut v = Verdicts::new();
+            red.enqueue(pkt(0), 0, &mut v);
+            let (mut gaps, mut since_drop) = (Vec::new(), 0);
+            for i in 1..20_000 {
+                // one packet queued: avg = 1, p_b = 0.1
+                red.enqueue(pkt(i), 0, &mut v);
+                let dropped = !v.dropped().is_empty();
+                v.drain(|_| {});
+                if dropped {
+                    gaps.push(since_drop);
+                    since_drop = 0;
+                } else {
+                    since_drop += 1;
+                    red.dequeue(0, &mut v);
+                }
+            }
+            gaps.remove(0); // the first gap starts at count -1
+            gaps
+        };
+        let waiting = gaps(true);
+        assert!(waiting.iter().all(|g| (9..=19).contains(g)), "{waiting:?}");
+        let mean = |g: &[i32]| g.iter().sum::<i32>() as f64 / g.len() as f64;
+        assert!((mean(&waiting) - 13.5).abs() < 0.5, "{}", mean(&waiting));
+        assert!(mean(&gaps(false)) < 5.0);
     }
 
     #[test]

@@ -117,6 +117,8 @@ def _red(spec: dict[str, Any], link: _Link) -> KernelQueue:
     """Our RED (FJ93): thresholds in bytes (packets of the MTU in packet mode)."""
     if spec.get("gentle"):
         raise link.refuse("gentle", "Linux's RED has no gentle mode: above max it drops every packet")
+    if spec.get("wait"):
+        raise link.refuse("wait", "Linux's RED spaces its drops by FJ93's count; it has no ns-2 wait_")
     per_packet = 1 if spec.get("mode") == "bytes" else link.mtu
     qmin, qmax = float(spec["min_th"]) * per_packet, float(spec["max_th"]) * per_packet
     untranslated = [

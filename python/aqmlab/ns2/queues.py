@@ -38,7 +38,8 @@ def droptail(spec: dict[str, Any], where: str) -> Ns2Queue:
 
 
 def red(spec: dict[str, Any], where: str) -> Ns2Queue:
-    """``Queue/RED`` (queue/red.cc) with FJ93's count (``wait_ false``), the drop
+    """``Queue/RED`` (queue/red.cc) with the count ``wait`` asks for (FJ93's is
+    ``wait_ false``; ns-2's default, ``wait_ true``, is ``wait = true``), the drop
     probability of ``linterm_`` = 1/max_p, and marks at any probability
     (``use_mark_p_ false``). It drops the arrival when ``qlen >= limit_`` before it
     joins, so ``limit_`` counts waiting packets as ours does."""
@@ -50,7 +51,7 @@ def red(spec: dict[str, Any], where: str) -> Ns2Queue:
         f"$q set linterm_ {1.0 / spec['max_p']!r}",
         f"$q set gentle_ {_bool(spec['gentle'])}",
         f"$q set setbit_ {_bool(spec['ecn'])}",
-        "$q set wait_ false",
+        f"$q set wait_ {_bool(spec['wait'])}",
         "$q set use_mark_p_ false",
         "$q set drop_tail_ true",
         "$q set adaptive_ 0",

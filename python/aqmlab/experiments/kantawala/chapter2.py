@@ -207,7 +207,9 @@ class RedDropProbability(Experiment):
         "a flow, and the queue over time."
     )
     differences = (
-        "The report gives the thresholds only; buffer 800 and w_q 0.001 are the digest's choices (E2b). Quick "
+        "The report gives the thresholds only; buffer 800 and w_q 0.001 are the digest's choices (E2b). RED is "
+        "ns-2's with its wait_ (at least 1/p_b packets between early drops); with FJ93's count the larger max_p "
+        "drops three times as often and leaves the link idle (4.26 Mb/s a flow at 0.05). Quick "
         "fidelity: 10 flows on 50 Mb/s, thresholds and buffer scaled by 0.1, 100 s."
     )
     fidelities = {"quick": RedParams(c.Scale(factor=0.1, duration_s=100.0)), "paper": RedParams(c.Scale())}
@@ -286,8 +288,10 @@ class RttUnfairness(Experiment):
     differences = (
         "RED's thresholds for Table 2.4 are not given; we use chapter 3's (Table 3.1: min_th 20% of the buffer, "
         "max_th the buffer, max_p 0.01, w_q 0.001). Tail Drop's 200 ms flows get half the report's with 50 + 50 "
-        "flows on 10 Mb/s access links, as ns-2 2.35 does with the same setup (1.48 and 2.16 Mb/s). Their share "
-        "moves with the access links' rate and the number of flows, which section 2.2 leaves open; with 5 + 5 "
+        "flows on 10 Mb/s access links, as ns-2 2.35 does with the same setup (1.48 and 2.16 Mb/s). With every flow "
+        "started at t = 0 each class moves in lockstep and the run is chaotic: a bottleneck 0.1-0.4% off 500 Mb/s "
+        "gives the 200 ms flows 1.25-3.55 Mb/s at B = 800 (ns-2: 1.48-3.50; the report's 2.87 is inside both). Their "
+        "share moves with the access links' rate and the number of flows, which section 2.2 leaves open; with 5 + 5 "
         "flows (quick fidelity) every cell is within 0.6 Mb/s of the report's (docs/experiments/kantawala.md). "
         "Quick fidelity: 5 + 5 flows on 50 Mb/s, buffers scaled by 0.1, 100 s."
     )

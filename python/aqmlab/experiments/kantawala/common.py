@@ -126,7 +126,10 @@ def qdisc(policy: str, buffer_pkts: int, **params: Any) -> dict[str, Any]:
     """The bottleneck's discipline with the report's parameters (``params`` override them):
 
     * RED: Table 3.1, max_p 0.01, w_q 0.001, min_th 20% of the buffer, max_th the buffer
-      (``min_th``/``max_th`` in packets override, as chapter 2's 400 and 800);
+      (``min_th``/``max_th`` in packets override, as chapter 2's 400 and 800), the rest as
+      ns-2's ``Queue/RED`` of the report's years: its rules (``variant = "ns2"``), ``wait_``
+      (at least 1/p_b packets between early drops: a third of FJ93's drops), ``gentle_``
+      (the default from April 2001) and ``mean_pktsize_`` 500 (the idle-time decay);
     * Blue: Table 3.2, d1 0.0025, d2 0.00025, freeze time 100 ms;
     * DRR (longest-queue drop), TDRR (weight 1/32), QSDRR, DTDRR (alpha 2), DSDRR (alpha
       0.1, T 1 s, W from 10% to 50% of the queues): one queue per flow sharing the
@@ -138,7 +141,7 @@ def qdisc(policy: str, buffer_pkts: int, **params: Any) -> dict[str, Any]:
     q: dict[str, Any] = {"kind": policy, "limit": f"{buffer_pkts}pkt"}
     if policy == "red":
         q |= {"min_th": max(1, round(0.2 * buffer_pkts)), "max_th": buffer_pkts, "w_q": 0.001, "max_p": 0.01,
-              "variant": "ns2"}
+              "variant": "ns2", "wait": True, "gentle": True, "mean_packet_size": "500B"}
     elif policy == "blue":
         q |= {"increment": 0.0025, "decrement": 0.00025, "freeze_time": "100ms"}
     elif policy not in POLICIES:
