@@ -182,7 +182,8 @@ impl Simulation {
     }
 
     /// A `PipeHead` event: the packet at the head of link `l`'s pipe
-    /// reaches the far end, and the next link or its host.
+    /// reaches the far end, and the next link or its host, unless the
+    /// link's wire lost it (`engine::wire`).
     pub(crate) fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
         let mut packet = self
@@ -197,6 +198,9 @@ impl Simulation {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         self.release_while_cached(l);
+        if self.links[l].lossy && self.lost_on_wire(l, &packet) {
+            return;
+        }
         packet.hop += 1;
         match self.routes.link(packet.route, packet.hop) {
             Some(next) => self.enqueue(next as usize, packet),
