@@ -186,6 +186,7 @@ impl Simulation {
     /// link's wire lost it (`engine::wire`).
     pub(crate) fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
+        let lossy = link.lossy;
         let mut packet = self
             .pipes
             .pop_front(&mut link.pipe)
@@ -198,7 +199,7 @@ impl Simulation {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         self.release_while_cached(l);
-        if self.links[l].lossy && self.lost_on_wire(l, &packet) {
+        if lossy && self.lost_on_wire(l, &packet) {
             return;
         }
         packet.hop += 1;

@@ -67,6 +67,7 @@ impl Wire {
 impl Simulation {
     /// `packet` reaches the far end of lossy link `l` now: whether its wire
     /// lost it (counted as a drop, end to end and for its flow).
+    #[cold]
     #[inline(never)]
     pub(crate) fn lost_on_wire(&mut self, l: usize, packet: &SimPacket) -> bool {
         let w = self.wire_of(l).expect("a lossy link has a wire");
