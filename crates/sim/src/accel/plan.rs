@@ -61,9 +61,8 @@ impl Plan {
         if acc.reserve && acc.express {
             let feeders = single_feeders(t.routes, t.links.len());
             for (l, feeder) in feeders.into_iter().enumerate() {
-                let express = |&f: &u32| {
-                    is_express(&t.links[l], departures[l]) && !t.links[f as usize].lossy
-                };
+                let express =
+                    |&f: &u32| is_express(&t.links[l], departures[l]) && !t.links[f as usize].lossy;
                 if let Some(f) = feeder.filter(express) {
                     departures[l] = Departures::Express;
                     feeds_express[f as usize] = true;
@@ -550,7 +549,10 @@ mod tests {
         net.links[0].lossy = true;
         let plan = net.plan(Accelerations::ALL);
         assert_eq!(plan.departures[0], Reserved, "its own queue still reserves");
-        assert_eq!(&plan.departures[2..6], &[Reserved, Express, Reserved, Reserved]);
+        assert_eq!(
+            &plan.departures[2..6],
+            &[Reserved, Express, Reserved, Reserved]
+        );
         assert!(!plan.feeds_express[0] && plan.feeds_express[1]);
         // Flow 0's last link loses: its data packets are not answered
         // ahead, its ACKs are, and flow 1 is untouched.

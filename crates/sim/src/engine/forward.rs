@@ -199,7 +199,8 @@ impl Simulation {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         self.release_while_cached(l);
-        if lossy && self.lost_on_wire(l, &packet) {
+        if lossy && self.wire_loses(l, packet.size) {
+            self.count_lost(l, packet);
             return;
         }
         packet.hop += 1;

@@ -65,21 +65,25 @@ impl Wire {
 }
 
 impl Simulation {
-    /// `packet` reaches the far end of lossy link `l` now: whether its wire
-    /// lost it (counted as a drop, end to end and for its flow).
+    /// A packet of `size` bytes reaches the far end of lossy link `l` now:
+    /// whether its wire lost it. (Its size alone, not the packet: the
+    /// packet stays in registers on the pipe head's way on.)
+    #[inline(never)]
+    pub(crate) fn wire_loses(&mut self, l: usize, size: u32) -> bool {
+        let w = self.wire_of(l).expect("a lossy link has a wire");
+        self.wires[w].loses(size)
+    }
+
+    /// Count `packet`, lost on link `l`'s wire now, as a drop, end to end
+    /// and for its flow, and trace it.
     #[cold]
     #[inline(never)]
-    pub(crate) fn lost_on_wire(&mut self, l: usize, packet: &SimPacket) -> bool {
-        let w = self.wire_of(l).expect("a lossy link has a wire");
-        if !self.wires[w].loses(packet.size) {
-            return false;
-        }
+    pub(crate) fn count_lost(&mut self, l: usize, packet: SimPacket) {
         self.ledger.dropped += 1;
         self.flows[packet.flow as usize].dropped += 1;
         if let Some(tracer) = &mut self.tracer {
-            tracer.lost(self.now, l as u32, packet);
+            tracer.lost(self.now, l as u32, &packet);
         }
-        true
     }
 
     /// Where link `l`'s wire is in `wires`, if it loses packets.

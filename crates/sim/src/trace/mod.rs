@@ -119,7 +119,13 @@ impl Recorder {
     /// Link `link`'s wire lost `packet` (`engine::wire`).
     pub fn lost(&mut self, now: Time, link: u32, packet: &SimPacket) {
         if let Some(log) = &mut self.packets {
-            log.record(now, TraceEvent::Drop, link, packet, Some((Reason::Lost, false)));
+            log.record(
+                now,
+                TraceEvent::Drop,
+                link,
+                packet,
+                Some((Reason::Lost, false)),
+            );
         }
     }
 

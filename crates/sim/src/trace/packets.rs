@@ -44,7 +44,10 @@ pub enum Reason {
 impl Reason {
     /// Every reason's name, in the order of `code`.
     fn names() -> impl Iterator<Item = &'static str> {
-        DropReason::ALL.map(DropReason::as_str).into_iter().chain(["lost"])
+        DropReason::ALL
+            .map(DropReason::as_str)
+            .into_iter()
+            .chain(["lost"])
     }
 
     fn code(self) -> u32 {
