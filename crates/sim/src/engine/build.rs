@@ -29,6 +29,8 @@ use crate::{MaybeTime, Time};
 const STREAM_QDISC: u64 = 1 << 40;
 const STREAM_FLOW: u64 = 2 << 40;
 const STREAM_ARRIVAL: u64 = 3 << 40;
+/// A lossy link's wire (`wire.rs`).
+pub(super) const STREAM_WIRE: u64 = 4 << 40;
 
 /// Runs of names, written out into the compact store.
 fn names_of(runs: &[NameRun]) -> Names {

@@ -20,11 +20,9 @@
 
 use aqmlab_qdisc::rng::Rng;
 
+use super::build::STREAM_WIRE;
 use crate::engine::Simulation;
 use crate::packet::SimPacket;
-
-/// Random-stream ids of the links' wires (beside `build.rs`'s).
-pub(crate) const STREAM_WIRE: u64 = 4 << 40;
 
 /// A lossy link's wire: its probability, its stream and what it lost.
 /// Only lossy links have one (`Simulation::wires`, by link).
