@@ -143,3 +143,21 @@ def test_the_trace_shows_each_loss_with_its_own_reason():
     reasons = res.trace["reason"].to_list()
     assert reasons and set(reasons) == {"lost"}
     assert len(reasons) == row(res, "bottleneck")["lost"]
+
+
+def test_the_core_refuses_an_impossible_loss_in_a_resolved_scenario(tmp_path):
+    """A resolved.json edited by hand: the core checks the column itself and names the
+    element (exit status 2 from the CLI)."""
+    import json
+    import subprocess
+    import sys
+
+    res = aqmlab.run({**dumbbell(0.01, UDP, duration="2s"), "warmup": "1s"})
+    res.write(tmp_path / "a")
+    r = json.loads((tmp_path / "a" / "resolved.json").read_text())
+    for bad, message in ((1, "links.loss[0]: a probability in [0, 1), got 1"), ([0.01], "links.loss: has 1 values")):
+        r["links"]["loss"] = [bad] + r["links"]["loss"][1:] if not isinstance(bad, list) else bad
+        (tmp_path / "bad.json").write_text(json.dumps(r))
+        done = subprocess.run([sys.executable, "-m", "aqmlab", "run", str(tmp_path / "bad.json"), "-q", "--out",
+                               str(tmp_path / "b")], capture_output=True, text=True)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr

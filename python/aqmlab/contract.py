@@ -125,7 +125,9 @@ def from_json(value: dict[str, Any]) -> dict[str, Any]:
         parent, key = _parent(value, path)
         if parent is not None and isinstance(parent.get(key), list):
             column = parent[key]
-            parent[key] = np.asarray(column) if column else np.empty(0, dtype=dtype)
+            # Floats stay floats (a loss of 0 written as an integer is still a probability).
+            floats = dtype if dtype is np.float64 else None
+            parent[key] = np.asarray(column, dtype=floats) if column else np.empty(0, dtype=dtype)
     return value
 
 
