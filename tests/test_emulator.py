@@ -544,3 +544,74 @@ def test_the_kernel_queues_counters_are_read_from_tc_and_give_the_rate_between_r
     assert r.rate_bps(*r.window()) == pytest.approx(1e6, rel=1e-4)
     assert r.arrivals(2, 6) == (375 - 126) + (30 - 10)
     assert r.in_run().tolist() == [False, True, True, True, True, True, True]
+
+
+@needs_machine
+def test_hosts_beyond_the_namespace_limit_share_namespaces_and_keep_their_own_round_trips(emulate, tmp_path, monkeypatch):
+    """Six senders and a receiver with room for three namespaces: the senders pack
+    three to a namespace (several addresses on one device, several iperf3 clients),
+    and each flow keeps its own sender's access link (the router tells the hosts of a
+    device apart by source address)."""
+    import json
+
+    from aqmlab.emulate import hosts
+
+    monkeypatch.setattr(hosts, "MAX_NAMESPACES", 3)
+    delays = ["1ms", "30ms"] * 3
+    flows = [{"kind": "tcp", "count": 6, "start": {"dist": "uniform", "low": "0s", "high": "0.3s"}}]
+    # Window-limited flows (10 packets) through a 100 Mb/s bottleneck: no queue, so that
+    # each flow's fastest packet shows its own path.
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, flows, senders=6, access_delay=delays,
+                 tcp={"receiver_window": 10})
+    s["topology"]["receivers"] = 1
+    s["topology"]["bottleneck"]["rate"] = "100Mbps"
+    res = emulate(s, tmp_path)
+    config = json.loads((tmp_path / "emulator" / "router.json").read_text())
+    devices = [h["device"] for h in config["hosts"]]
+    assert len(devices) == 7 and len(set(devices)) == 3, devices
+    assert len({h["addr"] for h in config["hosts"]}) == 7  # an address each
+    f = res.flows.sort("flow_id")
+    # Each flow's fastest packet through the router: its sender's access link (1 ms or
+    # 30 ms) and the 10 ms bottleneck, plus serialization (0.24 ms at most).
+    for transit, delay in zip(f["delay_min_s"], delays):
+        one_way = 0.010 + float(delay.removesuffix("ms")) / 1e3
+        assert one_way <= transit < one_way + 0.001, (transit, delay)
+    assert (f["throughput_bps"] > 0).all()
+
+
+def _rtos(namespaces: list[str], ports: set[int]) -> dict[int, list[int]]:
+    """The kernel's retransmission timeout (ms) of every established TCP connection to
+    ``ports`` in ``namespaces``, as `ss -ti` reports it (before the handshake's round
+    trip it is the initial 1 s)."""
+    import re
+
+    out: dict[int, list[int]] = {}
+    for ns in namespaces:
+        text = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tin", "state", "established"], capture_output=True,
+                              text=True).stdout
+        for port, rto in re.findall(r":(\d+)\s*\n.*?\brto:(\d+)", text):
+            if int(port) in ports:
+                out.setdefault(int(port), []).append(int(rto))
+    return out
+
+
+@needs_machine
+def test_a_flows_min_rto_is_its_senders_route_rto_min(emulate, tmp_path):
+    """tcp.min_rto of 1 s on one sender's flow, the default on the other's: the
+    kernel's timer of the first stays above 1 s (Linux: RTO = srtt + max(rto_min,
+    4 x mdev)); the other's is about 200 ms plus the round trip."""
+    import threading
+
+    flows = [{"kind": "tcp", "src": "s0", "dst": "d0", "tcp": {"min_rto": "1000ms"}}, {"kind": "tcp", "src": "s1", "dst": "d1"}]
+    s = scenario({"kind": "droptail", "limit": "30pkt"}, flows, senders=2)
+    done = threading.Thread(target=emulate, args=(s, tmp_path))
+    done.start()
+    rtos: dict[int, list[int]] = {}
+    deadline = time.monotonic() + 20
+    while done.is_alive() and time.monotonic() < deadline and len(rtos) < 2:
+        time.sleep(0.3)
+        rtos = _rtos(ours(), {5201, 5202})
+    done.join()
+    assert set(rtos) == {5201, 5202}, rtos
+    assert min(rtos[5201]) >= 1000, rtos  # flow 0: 1 s + its round trip
+    assert max(rtos[5202]) < 1000, rtos  # flow 1: the kernel's 200 ms + its round trip

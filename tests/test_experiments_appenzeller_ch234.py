@@ -49,7 +49,7 @@ def test_fig3_2_and_3_3_the_window_sum(out, store):
         # the decomposition is exact: the sum's s.d. = the independent windows' s.d. x correlation
         assert d["sum_cwnd"].std(ddof=0) == pytest.approx(d["independent_sd"][0] * d["correlation"][0], rel=0.02)
         # Reno's windows spread more than the uniform sawtooth the bound assumes, so the sum
-        # is above the bound: what ns-2 shows too (docs/experiments.md)
+        # is above the bound: what ns-2 shows too (docs/experiments/appenzeller.md)
         assert f[f"spread_n{n}"] > 2 and f[f"std_over_bound_n{n}"] > 2
     assert f["ks_distance"] < 0.1  # close to Gaussian
     assert 0.9 < f["correlation_n1000"] < 1.4  # nearly independent at 1000 flows

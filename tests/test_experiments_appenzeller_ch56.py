@@ -63,6 +63,34 @@ def test_the_scaled_lab_keeps_the_bdp_and_stretches_time():
     assert eight.scenario(100, 129, 1)["tcp"]["min_rto"] == "1600ms"  # TCP's timers slowed as much
 
 
+def test_the_testbed_fidelity_is_within_the_emulators_limits_and_the_scaled_one_is_not():
+    """Every scenario of 'testbed' passes the emulator's field check, runs within its
+    600 s and fits its namespaces (400 senders share them), and the fidelity takes
+    under 40 minutes of real time; 'scaled' asks for timers the kernel has no setting for."""
+    from aqmlab.emulate import MAX_DURATION_S, hosts, support, traffic
+
+    fig = experiments.get("appenzeller.fig6_1")
+    testbed = fig.fidelities["testbed"]
+    assert testbed.points() == [(100, 64 + 43), (100, 258 + 43), (400, 32 + 43), (400, 128 + 43)]
+    total = 0.0
+    for s in testbed.scenarios():
+        scenario = Scenario.model_validate(s)
+        support.check(scenario)
+        assert scenario.tcp.min_rto == "1600ms" and scenario.tcp.initial_rto == "1s"  # only the minimum scaled
+        resolved = scenario.resolve()
+        duration = int(resolved["duration_ns"]) / 1e9
+        assert duration <= MAX_DURATION_S
+        total += duration
+        nodes = hosts.nodes_of(resolved)
+        plans = traffic.plan(scenario, resolved, hosts.addresses(nodes))
+        homes = hosts.namespaces(nodes, [(p.src, p.dst) for p in plans], traffic.host_settings(plans, scenario))
+        assert len(homes) <= hosts.MAX_NAMESPACES and sum(map(len, homes)) == len(nodes) == scenario.topology.senders + 1
+    assert total <= 40 * 60
+    with pytest.raises(aqmlab.UserError) as e:
+        support.check(Scenario.model_validate(fig.fidelities["scaled"].scenarios()[0]))
+    assert e.value.field in {"tcp.clock_granularity", "tcp.initial_rto", "tcp.max_rto"}
+
+
 # ---------------------------------------------------------------------------
 # short flows alone
 

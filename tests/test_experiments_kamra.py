@@ -1,6 +1,6 @@
 """Seed 002 (Kamra et al., SFED) experiments at quick fidelity: what the simulation must
 show (orderings, the shares' directions, the chain against its simulation), not the
-paper's verdicts. docs/experiments.md, seed 002."""
+paper's verdicts. docs/experiments/kamra.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Seed 000 (Kantawala and Turner), chapters 4, 5 and 7, at quick fidelity: what the
 simulation must show (orderings, the measurements' definitions), not the paper's
 verdicts; and the simulator features they brought (weights that are not integers, a
-UDP flow's own stop, flows per queue over time). docs/experiments.md, seed 000."""
+UDP flow's own stop, flows per queue over time). docs/experiments/kantawala.md."""
 
 from __future__ import annotations
 
@@ -252,7 +252,7 @@ def test_e5_buckets(out):
             assert mean[100] > mean[10] - 10
             if top == "mrtt":
                 # buckets that mix 40 and 200 ms flows (flow j in queue j mod n) leave the
-                # 200 ms flows far less than queues of their own (docs/experiments.md)
+                # 200 ms flows far less than queues of their own (docs/experiments/kantawala.md)
                 assert mean[100] > mean[10] + 20
 
 

@@ -1,6 +1,7 @@
-//! What `aqmlab emulate` tells the router: its hosts (one TUN device each),
-//! the links of the scenario's network, and how to measure. Read from JSON;
-//! a mistake names its field.
+//! What `aqmlab emulate` tells the router: its hosts (each an address at a
+//! node of the network, on a TUN device that several hosts may share: the
+//! addresses of one namespace), the links of the scenario's network, and how
+//! to measure. Read from JSON; a mistake names its field.
 
 use std::net::Ipv4Addr;
 
@@ -58,7 +59,8 @@ pub struct KernelPort {
 pub struct HostConfig {
     /// The host's node in the network.
     pub node: u32,
-    /// Name of its TUN device.
+    /// Name of its TUN device; hosts that name the same device share it
+    /// (one namespace holding several hosts' addresses).
     pub device: String,
     pub addr: Ipv4Addr,
 }
@@ -96,7 +98,14 @@ impl Config {
         if self.hosts.is_empty() {
             return Err(SpecError::new("hosts", "at least one host"));
         }
+        let mut seen = std::collections::HashSet::new();
         for (i, h) in self.hosts.iter().enumerate() {
+            if !seen.insert(h.addr) {
+                return Err(SpecError::new(
+                    &format!("hosts[{i}].addr"),
+                    "another host has this address",
+                ));
+            }
             if h.node >= self.nodes {
                 return Err(SpecError::new(
                     &format!("hosts[{i}].node"),
@@ -125,6 +134,26 @@ impl Config {
                 .map_err(|e| SpecError::new(&field(&format!("qdisc.{}", e.field)), e.message))?;
         }
         Ok(())
+    }
+}
+
+impl Config {
+    /// The distinct TUN devices, in the order the hosts first name them, and
+    /// each host's device among them.
+    pub fn devices(&self) -> (Vec<&str>, Vec<u32>) {
+        let mut names: Vec<&str> = Vec::new();
+        let of_host = self
+            .hosts
+            .iter()
+            .map(|h| match names.iter().position(|d| *d == h.device) {
+                Some(d) => d as u32,
+                None => {
+                    names.push(&h.device);
+                    names.len() as u32 - 1
+                }
+            })
+            .collect();
+        (names, of_host)
     }
 }
 

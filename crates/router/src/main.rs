@@ -1,6 +1,7 @@
-//! `aqmlab-router CONFIG REPORT`: create the hosts' TUN devices, print
-//! `ready` on stdout, forward until SIGTERM/SIGINT or the configured time
-//! limit, then write everything measured to REPORT (JSON).
+//! `aqmlab-router CONFIG REPORT`: create the hosts' TUN devices (one per
+//! distinct `device`), print `ready` on stdout, forward until SIGTERM/SIGINT
+//! or the configured time limit, then write everything measured to REPORT
+//! (JSON).
 //!
 //! Exit status: 0 after writing the report, 2 for a configuration refused
 //! (the message names the field), 1 for a system failure (no
@@ -52,12 +53,12 @@ fn run(config: &Config, network: Network, report: &str) -> std::io::Result<()> {
     // SAFETY: sets a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let tuns = config
-        .hosts
-        .iter()
-        .map(|h| {
-            Tun::create(&h.device).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("/dev/net/tun ({}): {e}", h.device))
-            })
+        .devices()
+        .0
+        .into_iter()
+        .map(|device| {
+            Tun::create(device)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("/dev/net/tun ({device}): {e}")))
         })
         .collect::<std::io::Result<Vec<_>>>()?;
     let kernel = config

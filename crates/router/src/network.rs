@@ -1,9 +1,12 @@
 //! The emulated network: links between nodes, hosts at some nodes, routes
 //! by destination address, and what is measured. No I/O: packets come in
-//! through [`Network::arrive`] and go out through the `deliver` callback of
-//! [`Network::advance`], so the whole of it is tested without devices.
+//! from a device through [`Network::arrive`] and go out to one through the
+//! `deliver` callback of [`Network::advance`], so the whole of it is tested
+//! without devices. A device carries one host, or several (a namespace that
+//! holds several hosts' addresses): a packet's source address says which.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use aqmlab_qdisc::{Dropped, Ecn, Packet, SpecError, Time};
 use serde_json::{json, Value};
@@ -19,17 +22,29 @@ const NONE: u32 = u32::MAX;
 
 pub struct Network {
     pub links: Vec<Link>,
+    /// The links' next events, earliest first (ties: the lower link index,
+    /// as everywhere here): an entry stands while its link's next event is
+    /// at its time; any other is dropped when it comes to the top. A link's
+    /// next event changes only when the link is worked on, and each time it
+    /// is the link's new next event goes in, so the top is always the
+    /// network's next event: a run of hundreds of links costs a heap
+    /// operation per event, not a pass over every link.
+    calendar: BinaryHeap<Reverse<(Time, u32)>>,
     /// `routes[node * hosts + host]`: the link a packet for `host` takes from `node`.
     routes: Vec<u32>,
     host_nodes: Vec<u32>,
+    /// The device each host's packets come from and go to.
+    device_of_host: Vec<u32>,
     host_of_node: HashMap<u32, u32>,
     host_of_addr: HashMap<u32, u32>,
     tag_tos: Option<u8>,
     flow_key: FlowKeyMode,
     flow_of: HashMap<crate::packet::FiveTuple, u32>,
     pub flows: Vec<FlowStats>,
-    /// Read from a device but not forwarded: not IPv4, or to no host of the run.
+    /// Read from a device but not forwarded: not IPv4, or from an address
+    /// that is no host of that device.
     pub ignored: u64,
+    /// Read from a device but to no host of the run (or to the sender itself).
     pub unroutable: u64,
     /// How late each packet reached its host, against its link's schedule.
     pub lateness: Histogram,
@@ -75,10 +90,12 @@ impl Network {
             })
             .collect::<Result<Vec<_>, SpecError>>()?;
         let host_nodes: Vec<u32> = config.hosts.iter().map(|h| h.node).collect();
+        let (_, device_of_host) = config.devices();
         let routes = shortest_routes(config.nodes as usize, &links, &host_nodes);
         Ok(Self {
             link_samples: vec![Vec::new(); links.len()],
             links,
+            calendar: BinaryHeap::new(),
             routes,
             host_of_node: host_nodes
                 .iter()
@@ -92,6 +109,7 @@ impl Network {
                 .map(|(h, c)| (u32::from(c.addr), h as u32))
                 .collect(),
             host_nodes,
+            device_of_host,
             tag_tos: config.tag_tos,
             flow_key: config.flow_key,
             flow_of: HashMap::new(),
@@ -115,15 +133,22 @@ impl Network {
         self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048))
     }
 
-    /// A buffer read from host `host` at `now`: routed onto its first link,
-    /// or returned to the pool.
-    pub fn arrive(&mut self, host: u32, data: Vec<u8>, now: Time) {
+    /// A buffer read from device `device` at `now`: routed from its source
+    /// host onto its first link, or returned to the pool.
+    pub fn arrive(&mut self, device: u32, data: Vec<u8>, now: Time) {
         // Events up to `self.time` may have been run ahead of the clock (the
         // router's batching): the arrival comes after them.
         let now = now.max(self.time);
         let Ok(headers) = Headers::parse(&data) else {
             self.ignored += 1;
             return self.recycle(data);
+        };
+        let host = match self.host_of_addr.get(&headers.tuple.src) {
+            Some(&h) if self.device_of_host[h as usize] == device => h,
+            _ => {
+                self.ignored += 1;
+                return self.recycle(data);
+            }
         };
         let Some(&dst_host) = self.host_of_addr.get(&headers.tuple.dst) else {
             self.unroutable += 1;
@@ -164,7 +189,8 @@ impl Network {
         };
         let held = self.kernel.release(headers.tuple, &data);
         let flow = self.flow(&headers);
-        let link = &mut self.links[self.kernel_links[port as usize] as usize];
+        let index = self.kernel_links[port as usize] as usize;
+        let link = &mut self.links[index];
         link.counters.count_departures(1, data.len() as u64);
         if let Some(h) = held {
             link.sojourn.record(now - h.handed);
@@ -182,22 +208,19 @@ impl Network {
             self.flows[lost.flow as usize].lost += 1;
             self.recycle(lost.data);
         }
+        self.schedule(index);
     }
 
     /// The earliest instant at which something is due.
-    pub fn next_event(&self) -> Option<Time> {
-        let links = self
-            .links
-            .iter()
-            .filter_map(|l| l.next().map(|(t, _)| t))
-            .min();
+    pub fn next_event(&mut self) -> Option<Time> {
+        let links = self.earliest().map(|(t, _, _)| t);
         let sample = (self.sample_interval > 0).then_some(self.next_sample);
         links.into_iter().chain(sample).min()
     }
 
     /// Run everything due up to `until`, in time order, at real time `now`
     /// (`until` is later when the router runs events a little ahead to
-    /// save wake-ups); `deliver(host, bytes)` hands a packet to its host.
+    /// save wake-ups); `deliver(device, bytes)` hands a packet to its host's device.
     pub fn advance(&mut self, until: Time, now: Time, deliver: &mut impl FnMut(u32, &[u8])) {
         loop {
             if self.sample_interval > 0
@@ -230,17 +253,34 @@ impl Network {
                     links[link].wakeup(t, &mut |d| drop_packet(flows, pool, d));
                 }
             }
+            self.schedule(link);
         }
     }
 
     /// The link with the earliest event at or before `by`.
-    fn links_due_by(&self, by: Time) -> Option<(Time, usize, Due)> {
-        self.links
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.next().map(|(t, d)| (t, i, d)))
-            .filter(|(t, _, _)| *t <= by)
-            .min_by_key(|(t, i, _)| (*t, *i))
+    fn links_due_by(&mut self, by: Time) -> Option<(Time, usize, Due)> {
+        self.earliest().filter(|(t, _, _)| *t <= by)
+    }
+
+    /// The link with the earliest event (the lowest index among those due
+    /// at once), the calendar's stale entries above it dropped.
+    fn earliest(&mut self) -> Option<(Time, usize, Due)> {
+        while let Some(&Reverse((t, link))) = self.calendar.peek() {
+            match self.links[link as usize].next() {
+                Some((at, due)) if at == t => return Some((t, link as usize, due)),
+                _ => {
+                    self.calendar.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// Enter link `link`'s next event in the calendar, after working on it.
+    fn schedule(&mut self, link: usize) {
+        if let Some((t, _)) = self.links[link].next() {
+            self.calendar.push(Reverse((t, link as u32)));
+        }
     }
 
     /// A packet reached `node` at `at` (the wire's schedule; the router runs at `now`).
@@ -261,7 +301,7 @@ impl Network {
             stats.count_order(u16::from_be_bytes([packet.data[4], packet.data[5]]));
             self.lateness.record(now.saturating_sub(at));
             self.early += (at > now) as u64;
-            deliver(packet.dst_host, &packet.data);
+            deliver(self.device_of_host[packet.dst_host as usize], &packet.data);
             return self.recycle(packet.data);
         }
         let link = self.route(node, packet.dst_host);
@@ -282,6 +322,7 @@ impl Network {
         }
         let (links, flows, pool) = (&mut self.links, &mut self.flows, &mut self.pool);
         links[link as usize].enqueue(packet, now, &mut |d| drop_packet(flows, pool, d));
+        self.schedule(link as usize);
     }
 
     fn route(&self, node: u32, host: u32) -> u32 {

@@ -105,8 +105,8 @@ impl Router {
             };
             watch(signals, SIGNAL)?;
             watch(timer, TIMER)?;
-            for (host, tun) in tuns.iter().enumerate() {
-                watch(tun.fd(), host as u64)?;
+            for (device, tun) in tuns.iter().enumerate() {
+                watch(tun.fd(), device as u64)?;
             }
             for (port, (_, from)) in kernel.iter().enumerate() {
                 watch(from.fd(), KERNEL + port as u64)?;
@@ -158,7 +158,7 @@ impl Router {
                     SIGNAL => return Ok(Stop::Signal),
                     TIMER => self.drain_timer(),
                     port if port >= KERNEL => self.read_kernel((port - KERNEL) as u32, now),
-                    host => self.read_host(host as u32, now),
+                    device => self.read_device(device as u32, now),
                 }
             }
             self.write_kernel();
@@ -197,22 +197,22 @@ impl Router {
 
     fn advance(&mut self, now: Time) {
         let (network, tuns, failures) = (&mut self.network, &self.tuns, &mut self.write_failures);
-        network.advance(now + self.batch, now, &mut |host, bytes| {
-            if !tuns[host as usize].write(bytes) {
+        network.advance(now + self.batch, now, &mut |device, bytes| {
+            if !tuns[device as usize].write(bytes) {
                 *failures += 1;
             }
         });
     }
 
-    /// Read what host `host` sent. A device that fails (its namespace
-    /// removed under a run that is ending) is no longer watched.
-    fn read_host(&mut self, host: u32, now: Time) {
+    /// Read what the hosts of device `device` sent. A device that fails (its
+    /// namespace removed under a run that is ending) is no longer watched.
+    fn read_device(&mut self, device: u32, now: Time) {
         for _ in 0..READ_BATCH {
             let mut buf = self.network.buffer();
-            match self.tuns[host as usize].read_into(&mut buf) {
+            match self.tuns[device as usize].read_into(&mut buf) {
                 Ok(true) => {
                     self.packets_read += 1;
-                    self.network.arrive(host, buf, now);
+                    self.network.arrive(device, buf, now);
                 }
                 Ok(false) => return self.network.recycle(buf),
                 Err(_) => {
@@ -222,7 +222,7 @@ impl Router {
                         libc::epoll_ctl(
                             self.epoll,
                             libc::EPOLL_CTL_DEL,
-                            self.tuns[host as usize].fd(),
+                            self.tuns[device as usize].fd(),
                             std::ptr::null_mut(),
                         )
                     };

@@ -189,3 +189,65 @@ fn dcbt_counts_host_pairs_when_its_flow_key_says_so() {
         "host pairs: {pairs} UDP packets, transport flows: {flows}"
     );
 }
+
+#[test]
+fn hosts_sharing_a_device_keep_their_own_links_and_addresses() {
+    // Hosts 10.99.0.1 (node 0) and 10.99.0.3 (node 2) share device "s", as the
+    // senders packed into one namespace do; 10.99.0.2 (node 1) is alone on "d".
+    // Node 0 reaches node 1 in 1 ms, node 2 in 5 ms; both back in 1 ms.
+    let link = |name: &str, from: u32, to: u32, delay: u64| {
+        format!(
+            r#"{{"name": "{name}", "from": {from}, "to": {to}, "rate_bps": 8000000, "delay_ns": {delay},
+            "qdisc": {{"kind": "droptail", "limit": {{"packets": 10}}}}}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"seed": 7, "sample_interval_ns": 0, "stop_after_ns": 0, "nodes": 3,
+        "hosts": [{{"node": 0, "device": "s", "addr": "10.99.0.1"}}, {{"node": 1, "device": "d", "addr": "10.99.0.2"}},
+                  {{"node": 2, "device": "s", "addr": "10.99.0.3"}}],
+        "links": [{}, {}, {}, {}]}}"#,
+        link("a", 0, 1, 1_000_000),
+        link("a_back", 1, 0, 1_000_000),
+        link("c", 2, 1, 5_000_000),
+        link("c_back", 1, 2, 1_000_000),
+    );
+    let config = Config::from_json(&text).expect("config");
+    assert_eq!(config.devices(), (vec!["s", "d"], vec![0, 1, 0]));
+    let mut net = Network::new(&config).expect("network");
+    let from = |src: [u8; 4], dst: [u8; 4]| {
+        let mut p = packet(1, 1000, 0, false);
+        p[12..16].copy_from_slice(&src);
+        p[16..20].copy_from_slice(&dst);
+        p
+    };
+    let mut delivered = Vec::new();
+    for (device, p) in [
+        (0, from(A, B)),
+        (0, from([10, 99, 0, 3], B)),
+        (1, from(B, [10, 99, 0, 3])),
+        // Not from a host of device "d": ignored.
+        (1, from(A, B)),
+    ] {
+        let mut buf = net.buffer();
+        buf.extend_from_slice(&p);
+        net.arrive(device, buf, 0);
+    }
+    net.advance(10_000_000, 10_000_000, &mut |device, bytes| {
+        delivered.push((device, bytes[19]))
+    });
+    // Each source's own link (1 ms serialization + its delay), each to its own
+    // device; the packet to 10.99.0.3 to device "s", which carries it.
+    let transit: Vec<u64> = net.flows.iter().map(|f| f.transit.min_ns).collect();
+    assert_eq!(transit, vec![2_000_000, 6_000_000, 2_000_000]);
+    assert_eq!(delivered, vec![(1, 2), (0, 3), (1, 2)]);
+    assert_eq!(net.ignored, 1);
+}
+
+#[test]
+fn two_hosts_with_one_address_are_refused_by_field() {
+    let text = r#"{"seed": 7, "sample_interval_ns": 0, "stop_after_ns": 0, "nodes": 2,
+        "hosts": [{"node": 0, "device": "a", "addr": "10.99.0.1"}, {"node": 1, "device": "a", "addr": "10.99.0.1"}],
+        "links": []}"#;
+    let e = Config::from_json(text).expect_err("refused");
+    assert!(e.to_string().contains("hosts[1].addr"), "{e}");
+}

@@ -14,9 +14,6 @@ from typing import Any
 from ..errors import UserError
 from ..units import parse_time
 
-#: Hosts (namespaces) a run may create.
-MAX_HOSTS = 64
-
 #: The scenario's TCP variants as the kernel's congestion controls: Linux's Reno is
 #: NewReno with SACK, so "reno", "newreno" and "sack" all run it.
 KERNEL_CC = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic"}
@@ -109,12 +106,3 @@ def check(scenario: Any) -> None:
                 raise UserError("the emulator's UDP packets carry IPv4 and UDP headers: 28B", where + "header_size")
         else:
             raise UserError(f"the emulator runs tcp and udp flows, not {flow.kind}", where + "kind")
-
-
-def hosts_of(resolved: dict[str, Any]) -> list[int]:
-    """The nodes that send or receive (one namespace each), in order."""
-    flows = resolved["flows"]
-    nodes = sorted(set(int(n) for n in flows["src"]) | set(int(n) for n in flows["dst"]))
-    if len(nodes) > MAX_HOSTS:
-        raise UserError(f"the emulator makes at most {MAX_HOSTS} hosts; the flows use {len(nodes)}", "flows")
-    return nodes

@@ -25,6 +25,9 @@ from .support import KERNEL_CC
 TAG_TOS = 0xB8
 #: The first flow's port; flow j uses FIRST_PORT + j.
 FIRST_PORT = 5201
+#: How long an iperf3 client tries to connect, in ms: a SYN dropped at a full buffer is
+#: sent again after 1, 3, 7 and 15 s (the kernel's initial RTO, doubling).
+CONNECT_TIMEOUT_MS = 20_000
 IPV4_TCP_HEADERS = 40
 IPV4_UDP_HEADERS = 28
 
@@ -90,7 +93,7 @@ def plan(scenario: Any, resolved: dict[str, Any], addr: dict[int, str], udp: str
         # iperf3 reports the kernel's window every interval (0.1 s at the finest).
         interval = max(0.1, int(resolved["sample_interval_ns"]) / 1e9) if p.trace_cwnd else 1.0
         client = ["iperf3", "-c", addr[p.dst], "-p", str(p.port), "-B", addr[p.src], "-J", "-i", f"{interval:g}"]
-        client += ["--connect-timeout", "3000"]
+        client += ["--connect-timeout", str(CONNECT_TIMEOUT_MS)]
         if p.kind == "tcp":
             profile = resolved["tcp_profiles"][g["profile"]]
             p.packet_size, p.header_size = int(profile["packet_size"]), int(profile["header_size"])

@@ -11,7 +11,7 @@ The report's testbed (section 4.1; digest 3.1), as every experiment here builds 
   a byte FIFO, A17), RED's ``min`` 5,000 B, ``max`` 15,000 B, ``max_p`` 0.01, with Linux
   2.4's arithmetic (``red_linux``: ``avpkt`` 1000 B, ``burst`` 8, A18); CBT's thresholds of
   10 and 2 packets; DCBT counting host pairs (section 3.2's key), every UDP flow in
-  ``udp_flows`` (A9; see crates/qdisc/src/dcbt.rs and docs/experiments.md), flow
+  ``udp_flows`` (A9; see crates/qdisc/src/dcbt.rs and docs/experiments/conway.md), flow
   timeout and collector 1 s (A6); ChIPS cutting in while ``total >= 2 mm``;
 * 1000-byte payloads (A15, A16): UDP datagrams of 1000 B, TCP segments of 1000 B (MSS
   1000), each carried in an Ethernet frame on the wire (38 B of preamble, header, FCS and
@@ -31,7 +31,7 @@ The report's testbed (section 4.1; digest 3.1), as every experiment here builds 
 The scenarios go through the common runner (:func:`.core.run_dirs`), on the simulator
 or the emulator (``--engine emulator``), which carries IP packets rather than frames
 (:data:`IP_PACKETS`), the kernel's TCP with its own ACKs, and keeps the multimedia
-flow's jitter in its router rather than in a packet trace (docs/experiments.md, "Seed
+flow's jitter in its router rather than in a packet trace (docs/experiments/conway.md, "Seed
 004 on the emulator").
 """
 
@@ -94,7 +94,7 @@ def qdisc(name: str) -> dict[str, Any]:
     """The bottleneck's discipline with the report's settings (section 4.2.2);
     ``dcbt_untagged``: DCBT counting untagged UDP flows only in ``udp_flows`` (A9's other
     reading); ``cbt_3pkt``: CBT with a UDP threshold of 3 packets (what the report's DCBT
-    behaves like in the two-flow test, docs/experiments.md)."""
+    behaves like in the two-flow test, docs/experiments/conway.md)."""
     if name == "droptail":
         return {"kind": "droptail", "limit": BUFFER}
     if name == "cbt_3pkt":
@@ -377,7 +377,7 @@ class TwoFlow(_Throughput):
         "With one TCP and one UDP flow DCBT's UDP threshold is 1/2 x 4000 B = 2000 B, CBT's fixed 2 packets: "
         "the two disciplines make the same decisions and give the same numbers, in our runs as by the formulas "
         "(digest A11). The report's DCBT gives UDP more (536 against 378 KB/s): a difference its formulas do "
-        "not explain (stale flow counts, per-class averages in other units, docs/experiments.md). The "
+        "not explain (stale flow counts, per-class averages in other units, docs/experiments/conway.md). The "
         "absolute KB/s are the simulator's TCP, not FreeBSD 4.4's."
     )
     fidelities = {
@@ -482,7 +482,7 @@ class ThreeFlow(_Throughput):
     differences = (
         "DCBT counts every UDP flow in its UDP threshold (2/3 x 4000 = 2667 B beside one TCP and one multimedia "
         "flow), the reading of 'udpflows' that gives the report's ordering (DCBT's UDP above CBT's, DCBT fairer); "
-        "counting untagged flows only gives 1333 B and the opposite ordering (docs/experiments.md). ChIPS has "
+        "counting untagged flows only gives 1333 B and the opposite ordering (docs/experiments/conway.md). ChIPS has "
         "no throughput numbers in the report; it is here to show that it leaves TCP's throughput as DCBT's."
     )
     fidelities = {
@@ -557,7 +557,8 @@ class ThreeFlow(_Throughput):
                                   "at_least", 0.078, "Table 5.2; digest A9",
                                   "DCBT fairer than CBT (>= 0)",
                                   "Expected to fail: this reading gives UDP a threshold of 1/3 x 4000 = 1333 B, below "
-                                  "CBT's 2000 B, and the report's ordering the other way round (docs/experiments.md)."))
+                                  "CBT's 2000 B, and the report's ordering the other way round "
+                                  "(docs/experiments/conway.md)."))
         if "chips" in p.disciplines:
             refs.append(Reference("chips_tcp_over_dcbt", "TCP while all three run, DCBT/ChIPS over DCBT", 1.0, "abs",
                                   0.05, "digest 4.6 criterion 8 (the report gives no ChIPS throughput)",

@@ -309,7 +309,7 @@ SFB_FULL = (
     "Blue, as the SFB paper (Fig 7) and Linux's sch_sfb.c write it and sfb.rs follows, raises a bin's "
     "probability only when an arrival finds the bin full, which takes a standing queue, so the link is busy. "
     "No hold time, bin size or step, Linux's drop rule, nor raising the bins of every dropped packet leaves more "
-    "than 4% of the link idle (docs/experiments.md). The report's LANL code, which keeps probabilities high "
+    "than 4% of the link idle (docs/experiments/georg.md). The report's LANL code, which keeps probabilities high "
     "'despite queue underruns', is not available."
 )
 

@@ -192,14 +192,14 @@ TABLE_II = {
 }
 
 
-#: Why FRED's row differs from the paper's at 16 and 24 packets (docs/experiments.md, seed 002).
+#: Why FRED's row differs from the paper's at 16 and 24 packets (docs/experiments/kamra.md).
 FRED_NOTE = (
     "Ours is Lin and Morris's FRED: a flow's strikes go with its last queued packet, as their figure and "
     "J-Sim's FRED have it. Strikes kept 50 ms longer give the paper's 16-packet value but 4-10 points less "
     "from 24 up; kept longer still, they starve the TCP. The paper's FRED is most likely the one CSFQ's "
     "authors wrote for ns-2 (the paper cites CSFQ for FRED's failures); its code is not available."
 )
-#: Why CHOKe's row differs from the paper's (docs/experiments.md, seed 002).
+#: Why CHOKe's row differs from the paper's (docs/experiments/kamra.md).
 CHOKE_NOTE = (
     "choke.rs is Linux's choke_enqueue line for line. The paper's Table II implies 23-29%, nearer ours, and "
     "counting at arrival lowers TCP's share, so Table I's 32-37% does not come from where it was counted."
@@ -241,9 +241,9 @@ class Table1(Experiment):
     )
     differences = (
         "The orderings the paper states are the references; the paper's numbers are compared for SFED and "
-        "R-SFED (the subject) within 5 points, for the baselines only where docs/experiments.md explains why "
+        "R-SFED (the subject) within 5 points, for the baselines only where docs/experiments/kamra.md explains why "
         "their values depend on what the paper leaves open: FRED favours TCP more than the paper's at 16-24 "
-        "packets, CHOKe less (docs/experiments.md, seed 002)."
+        "packets, CHOKe less (docs/experiments/kamra.md)."
     )
     fidelities = {
         "quick": E1Params(buffers=(8, 24, 48), seeds=2, duration_s=50.0),
@@ -397,7 +397,7 @@ class Fig5to9(Experiment):
     differences = (
         "The figures' images are not in the seed, only their descriptions, so the references are the means "
         "the digest derives from Table I and the paper's words. FRED's bands (TCP pushed down while the CBR "
-        "rises) appear in ours as dips of a few seconds, on a TCP share above the paper's (docs/experiments.md, "
+        "rises) appear in ours as dips of a few seconds, on a TCP share above the paper's (docs/experiments/kamra.md, "
         "seed 002, FRED)."
     )
     fidelities = {
@@ -441,7 +441,7 @@ class Fig5to9(Experiment):
         refs.append(Reference("fred_tcp_below_half_s", "FRED: seconds with TCP below half its fair share", 1.0,
                               "at_least", 0.0, "Fig 7",
                               "'FRED consistently penalizes the TCP flow during a certain interval of simulation'",
-                              "See docs/experiments.md (seed 002, FRED)."))
+                              "See docs/experiments/kamra.md (FRED)."))
         return refs
 
     def plot(self, t: pl.DataFrame, p: TimeParams, path: Path) -> Path:
@@ -584,7 +584,7 @@ class Fig10(Experiment):
                                       1.0, "abs", 0.15, "Fig 10 (digest 5.2's max-min table, 8: within about 15%)",
                                       note="A TCP flow against CBR under SFED stays below its share, as in Table I: "
                                       "with B = 32 its bucket is 8-16 tokens, and Eq 4 asks for about 50 "
-                                      "(docs/experiments.md, seed 002, kamra.fig10)." if tcp else ""))
+                                      "(docs/experiments/kamra.md, kamra.fig10)." if tcp else ""))
         return refs
 
     def plot(self, t: pl.DataFrame, p: E2Params, path: Path) -> Path:
@@ -786,7 +786,7 @@ class Fig13(Experiment):
         words = "'The combined throughput for all TCP flows or all CBR flows should be 1 Mbps which is nearly so.'"
         return [Reference("cbr_aggregate_mbps", "CBR aggregate (Mb/s)", 1.0, "abs", 0.1, "Fig 13", words),
                 Reference("tcp_aggregate_mbps", "TCP aggregate (Mb/s)", 1.0, "abs", 0.1, "Fig 13", words,
-                          "See docs/experiments.md (seed 002, kamra.fig13).")]
+                          "See docs/experiments/kamra.md (kamra.fig13).")]
 
     def plot(self, t: pl.DataFrame, p: ClassParams, path: Path) -> Path:
         plt = _pyplot()

@@ -56,8 +56,9 @@ ACCEPTANCE: dict[str, tuple[str, str]] = {
             "its nominal 1.02 our loss is its 1% but the link is 77-90% used (appenzeller.fig5_9, fig5_10)."),
     "R18": ("GSR OC3 (RTT·C = 1291): utilization 94.9/98.1/99.8/99.7% (n = 100, 0.5-3× BDP/√n) ... "
             "99.5/100/100/99.9% (n = 400) (Fig 6.1)",
-            "Simulated with the router's 43-packet hidden FIFO counted as buffer (appenzeller.fig6_1; its "
-            "scaled fidelity runs on the emulator)."),
+            "Simulated with the router's 43-packet hidden FIFO counted as buffer (appenzeller.fig6_1); its "
+            "testbed fidelity (n = 100, 400 at 0.5x and 2x, an eighth of OC3) holds on the emulator too, "
+            "with Linux's TCP."),
     "R19": ("GSR short flows, ρ ≈ 0.85: M/G/1 matches l = 62, overestimates l = 30; l = 14 queue non-empty in "
             "< 1% of samples (Figs 6.2-6.4)",
             "l = 14 and 6 exceed the 43-packet FIFO in 9% and 1.6% of samples (router: < 1%), which the thesis "

@@ -184,9 +184,9 @@ class WindowSum(Experiment):
         "and B = 2 BDP/sqrt(n). Our window is the congestion window, inflated during fast recovery; ns-2's "
         "cwnd_ is not (its dupwnd_ is apart) and the thesis counted outstanding packets: ns-2 on the same flows "
         "(OC3, 200 flows, B = 244) gives the same spread of the sum with its uninflated cwnd_ (s.d. 92.2 against "
-        "our 92.7; docs/experiments.md). The sum is Gaussian, as the thesis shows, but its s.d. is 4.5 times "
-        "the bound of section 3.2, in ns-2 as in aqmlab, because two premises of the bound fail for Reno at these "
-        "windows: each window is not a sawtooth uniform in [2/3, 4/3] of its mean (timeouts drop windows to 1-2 "
+        "our 92.7; docs/experiments/appenzeller.md). The sum is Gaussian, as the thesis shows, but its s.d. is 4.5 "
+        "times the bound of section 3.2, in ns-2 as in aqmlab, because two premises of the bound fail for Reno at "
+        "these windows: each window is not a sawtooth uniform in [2/3, 4/3] of its mean (timeouts drop windows to 1-2 "
         "for seconds, loss-free spells let them climb to 2-3 times the mean: the windows' own s.d. is about 3 "
         "times the sawtooth's, per_flow_sd against model_sd), and at 200 flows they are partly synchronized "
         "(correlation 1.4, falling to 1.1 at 1000 flows). The product of the two, with the windows' unequal "
@@ -270,7 +270,8 @@ class Fig32(WindowSum):
                       "section 3.2, sigma_Q <= (2T_p C + B)/(3 sqrt(3) sqrt(n)) (aqmlab.theory.sizing.queue_std_bound)",
                       "the bound, from windows uniform in [2/3, 4/3] of their mean and independent",
                       "Reno's windows are neither: spread_n* (each window's s.d. over the sawtooth's) is about 3, and "
-                      "correlation_n* is above 1; ns-2 gives the same s.d. (docs/experiments.md).", acceptance="R3"),
+                      "correlation_n* is above 1; ns-2 gives the same s.d. (docs/experiments/appenzeller.md).",
+                      acceptance="R3"),
             Reference(f"spread_n{n}", f"each window's s.d. over a uniform sawtooth's, W/(3 sqrt 3), n = {n}", 1.0,
                       "at_most", 0.0, "section 3.2 (the premise of the bound)",
                       "'each window is a sawtooth uniformly distributed between 2/3 and 4/3 of its mean'",

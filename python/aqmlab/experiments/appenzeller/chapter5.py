@@ -212,8 +212,8 @@ class Fig52(MinBufferExperiment):
                 "'we should probably use 2 x 2T_pC/sqrt(n) as this will guarantee us very close to 100% utilization'",
                 "Where ours is above 1, it is Reno's timeouts: with 100 flows and B = 2 BDP/sqrt(n) each flow "
                 "times out about every 7 s (several losses in one window leave too few duplicate ACKs), and the "
-                "link idles; NewReno on the same runs gives 99.7% instead of 98.3% (docs/experiments.md). The "
-                "thesis does not give its Reno's loss-recovery details (digest 7.14).",
+                "link idles; NewReno on the same runs gives 99.7% instead of 98.3% (docs/experiments/appenzeller.md). "
+                "The thesis does not give its Reno's loss-recovery details (digest 7.14).",
                 acceptance="R8",
             )
             for n in p.flows
@@ -296,8 +296,8 @@ class Fig52Low(Fig52):
                 "Here losses run at 30% and the link is kept busy by flows resending after their timeouts, so "
                 "the buffer needed depends on how long a timed-out flow stays silent: with a 1 s minimum RTO "
                 "instead of our 200 ms, the buffer we find at 400 flows gives 98.0% instead of 99.9% "
-                "(docs/experiments.md). ns-2's default minimum RTO was 1 s until October 2004 (ns-2.27's), 200 ms "
-                "after; the thesis does not say which it ran.",
+                "(docs/experiments/appenzeller.md). ns-2's default minimum RTO was 1 s until October 2004 "
+                "(ns-2.27's), 200 ms after; the thesis does not say which it ran.",
                 acceptance="R9",
             )
             for n in p.flows
@@ -675,7 +675,7 @@ class Fig56(MinBufferExperiment):
         "times the rule, filling in 54-108 ms, fires spurious timeouts; Reno then resends whole windows and "
         "utilization falls as the buffer grows (at 400 flows 98.5% with 170 packets, 87.6% with 339, 85.9% "
         "with 677). ns-2's estimator, the thesis's, samples once a round trip: 98.6, 99.7 and 100%, and "
-        "utilization grows with the buffer at every n (docs/experiments.md). On OC3 at 89 ms the floor is "
+        "utilization grows with the buffer at every n (docs/experiments/appenzeller.md). On OC3 at 89 ms the floor is "
         "above the round trip and the two estimators agree (Fig 5.2's n = 100, B = 345: 98.2% with either)."
     )
     fidelities = {
@@ -1074,7 +1074,7 @@ PARETO_NOTES = {
     ("large", "loss_rate"): "The load that gives the thesis's picture keeps about 600 flows active here, and Reno's "
                             "loss grows as BDP + B is shared among more flows; the thesis's 1% points to 250-300. At "
                             "its own nominal load of 1.02 ours is 0.6-2.7% (8 seeds), with the link 77-90% used "
-                            "(docs/experiments.md).",
+                            "(docs/experiments/appenzeller.md).",
 }
 
 
@@ -1101,7 +1101,7 @@ class Pareto(Experiment):
         "number of active flows the load keeps: Reno's loss grows as BDP + B is shared among more of them, and "
         "we need about 600 (nominal 1.3) for the thesis's picture, where its 1% points to 250-300. At its own "
         "nominal 1.02 our loss is its 1% (0.6-2.7% over 8 seeds) but the link is 77-90% used. TCP's timers are "
-        "not the cause (3.1% with ns-2's RTT estimator, 2.6% with a 1 s minimum RTO; docs/experiments.md)."
+        "not the cause (3.1% with ns-2's RTT estimator, 2.6% with a 1 s minimum RTO; docs/experiments/appenzeller.md)."
     )
     fidelities = {
         "quick": ParetoParams(1650, 165, load=1.3, duration_s=50, warmup_s=35),

@@ -16,7 +16,7 @@ Long flows, as digest 003 section 3 describes the thesis's ns-2 script (Appendix
   bottleneck over C x the measurement window; goodput is unique payload delivered in
   order over C x the window, so its ceiling over a long run is 960/1000 = 0.96 (a
   window's can pass it: payload held above a hole when the window opens is counted
-  when the hole fills; docs/experiments.md).
+  when the hole fills; docs/experiments/appenzeller.md).
 
 The warm-up. The thesis waits "for the system to stabilize - typically between 10 and
 60 seconds" (section 5.2). What takes longest to stabilize is the end of each flow's
@@ -96,10 +96,10 @@ class LongFlows:
     seeds: int
     rtt_spread: float = 0.2  #: 2T_p uniform in [1 - spread, 1 + spread] x mean
     start_window_s: float = 10.0
-    variant: str = "reno"  #: the thesis's; "newreno" for the sensitivity check of docs/experiments.md
+    variant: str = "reno"  #: the thesis's; "newreno" for the sensitivity check of docs/experiments/appenzeller.md
     packet_bytes: int = PACKET_BYTES  #: on the wire, 40 of them headers
     #: the retransmission timer's RTT estimator: RFC 6298's sample on every ACK, or "ns2",
-    #: ns-2's one timed packet per round trip (the thesis's; Fig 5.6 needs it, docs/experiments.md)
+    #: ns-2's one timed packet per round trip (the thesis's; Fig 5.6 needs it, docs/experiments/appenzeller.md)
     rtt_estimator: str = "rfc6298"
 
     @property
@@ -194,11 +194,12 @@ class LongFlows:
                     "goodput": sum(s["goodput_bps"] for s in summaries) / k / self.rate_bps,
                     "loss_rate": sum(s["bottleneck_loss_rate"] for s in summaries) / k,
                     # of the packets crossing the bottleneck, those their receiver had
-                    # already (resent after a timeout although not lost)
+                    # already (resent after a timeout although not lost); the emulator
+                    # does not count them
                     "duplicate_fraction": sum(
                         s["duplicate_packets"] / (s["bottleneck_utilization"] * self.packets_per_s * self.measure_s)
                         for s in summaries
-                    ) / k,
+                    ) / k if all("duplicate_packets" in s for s in summaries) else None,
                     "utilization_min": min(s["bottleneck_utilization"] for s in summaries),
                     "utilization_max": max(s["bottleneck_utilization"] for s in summaries),
                 }

@@ -288,7 +288,7 @@ class RttUnfairness(Experiment):
         "max_th the buffer, max_p 0.01, w_q 0.001). Tail Drop's 200 ms flows get half the report's with 50 + 50 "
         "flows on 10 Mb/s access links, as ns-2 2.35 does with the same setup (1.48 and 2.16 Mb/s). Their share "
         "moves with the access links' rate and the number of flows, which section 2.2 leaves open; with 5 + 5 "
-        "flows (quick fidelity) every cell is within 0.6 Mb/s of the report's (docs/experiments.md). "
+        "flows (quick fidelity) every cell is within 0.6 Mb/s of the report's (docs/experiments/kantawala.md). "
         "Quick fidelity: 5 + 5 flows on 50 Mb/s, buffers scaled by 0.1, 100 s."
     )
     fidelities = {"quick": RttParams(c.Scale(factor=0.1, duration_s=100.0)), "paper": RttParams(c.Scale())}

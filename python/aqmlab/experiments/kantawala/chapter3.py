@@ -291,8 +291,8 @@ class MultiRtt(BufferSweep):
         "The hosts' own queues are ns-2's 50 packets (common.py); with queues that never drop, DropTail's 200 ms "
         "flows get almost nothing (issue 28). Goodput is measured over 0-100 s from the synchronized start, whose "
         "slow start to the 10,000-packet receiver window costs the DRR family's 200 ms flows about 10 points of the "
-        "report's ~90% (91% over 20-100 s at B = 1000; docs/experiments.md). Quick fidelity: 5 + 5 flows on 50 "
-        "Mb/s, buffers scaled by 0.1, 100 s."
+        "report's ~90% (91% over 20-100 s at B = 1000; docs/experiments/kantawala.md). Quick fidelity: 5 + 5 flows on "
+        "50 Mb/s, buffers scaled by 0.1, 100 s."
     )
     topology = "mrtt"
     fidelities = {"quick": SweepParams(QUICK_LONG, QUICK_BUFFERS), "paper": SweepParams(PAPER, c.BUFFERS)}
@@ -383,8 +383,8 @@ class MultiHop(BufferSweep):
         "The hosts' own queues are ns-2's 50 packets (common.py). Goodput is measured over 0-100 s from the "
         "synchronized start: the 300 ms flows' recovery from the first slow start's overshoot leaves the links 7-8% "
         "idle and the end-to-end flows 10-15 points below the report; over 20-100 s the links are full and RED, "
-        "TDRR and QSDRR give the report's levels (docs/experiments.md). Quick fidelity: 5 end-to-end flows and 5 "
-        "per hop on 50 Mb/s hops, buffers scaled by 0.1, 100 s."
+        "TDRR and QSDRR give the report's levels (docs/experiments/kantawala.md). Quick fidelity: 5 end-to-end flows "
+        "and 5 per hop on 50 Mb/s hops, buffers scaled by 0.1, 100 s."
     )
     topology = "mh"
     fidelities = {"quick": SweepParams(QUICK_LONG, QUICK_BUFFERS), "paper": SweepParams(PAPER, c.BUFFERS)}
