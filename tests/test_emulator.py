@@ -132,6 +132,25 @@ def test_a_udp_flow_above_the_rate_gets_the_rate_and_the_rest_is_dropped(emulate
 
 
 @needs_machine
+def test_a_lossy_bottleneck_loses_its_share_of_a_udp_flow(emulate, tmp_path):
+    """The scenario's ``loss`` reaches the router's link: it loses p of the packets it
+    sends, within binomial bounds, counted apart from its queue's drops."""
+    p = 0.1
+    s = scenario({"kind": "droptail", "limit": "20pkt"}, [{"kind": "udp", "rate": "2Mbps", "packet_size": "1000B"}])
+    s["topology"]["bottleneck"]["loss"] = p
+    res = emulate(s, tmp_path)
+    q = res.queues.filter(res.queues["link"] == "bottleneck").row(0, named=True)
+    trials = q["departures"]  # each packet sent whole was a trial (the last one may still be on the wire)
+    assert trials > 500
+    assert abs(q["lost"] - trials * p) < 4 * math.sqrt(trials * p * (1 - p)) + 1, (q["lost"], trials)
+    assert q["drops"] == 0 and res.summary["packets_lost"] == q["lost"]
+    lossless = res.queues.filter(res.queues["link"] != "bottleneck")
+    assert lossless["lost"].sum() == 0
+    flow = res.flows.row(0, named=True)
+    assert flow["throughput_bps"] == pytest.approx(2e6 * (1000 - 28) / 1000 * (1 - p), rel=0.06)
+
+
+@needs_machine
 def test_qsdrr_shares_the_link_between_two_tcp_flows_of_different_rtts(emulate, tmp_path):
     # A queue per flow (SFQ's 16 buckets would put both flows in one, one run in 16).
     flows = [{"kind": "tcp", "count": 2, "src": ["s0", "s1"], "dst": ["d0", "d1"]}]

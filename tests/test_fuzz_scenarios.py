@@ -145,7 +145,8 @@ def _order(text: str) -> float:
 def topology(draw: Any) -> tuple[dict[str, Any], list[tuple[Any, Any]]]:
     """A topology and (src, dst) pairs that its flows may use."""
     kind = draw(st.sampled_from(["dumbbell", "multi_rtt", "parking_lot", "graph"]))
-    link = lambda: {"rate": draw(st.sampled_from(RATES)), "delay": draw(st.sampled_from(TIMES)), "qdisc": draw(qdisc())}  # noqa: E731
+    link = lambda: {"rate": draw(st.sampled_from(RATES)), "delay": draw(st.sampled_from(TIMES)), "qdisc": draw(qdisc()),  # noqa: E731
+                    **({"loss": draw(st.sampled_from([0.001, 0.05, 0.5]))} if draw(st.integers(0, 3)) == 0 else {})}
     if kind == "dumbbell":
         n = draw(st.integers(1, 6))
         t = {"kind": kind, "senders": n, "bottleneck": link(),

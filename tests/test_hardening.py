@@ -57,6 +57,14 @@ INPUTS = [
     ("duration-1e9s", BASE.replace('duration = "60s"', 'duration = "1000000000s"').encode(),
      "duration: the run would take up to"),
     ("udp-1e15bps", UDP.replace("RATE", "1e15bps").encode(), "flows[0].rate: the run would take up to"),
+    ("loss-1", BASE.replace('limit = "60pkt" } }', 'limit = "60pkt" }, loss = 1.0 }').encode(),
+     "topology.bottleneck.loss: should be less than 1"),
+    ("loss-negative", BASE.replace('limit = "60pkt" } }', 'limit = "60pkt" }, loss = -0.01 }').encode(),
+     "topology.bottleneck.loss: should be greater than or equal to 0"),
+    ("loss-nan", BASE.replace('limit = "60pkt" } }', 'limit = "60pkt" }, loss = nan }').encode(),
+     "topology.bottleneck.loss"),
+    ("loss-text", BASE.replace('limit = "60pkt" } }', 'limit = "60pkt" }, loss = "2%" }').encode(),
+     "topology.bottleneck.loss"),
 ]
 
 

@@ -121,3 +121,30 @@ def test_crosscheck_writes_its_tables(tmp_path):
     util = table.filter(pl.col("figure") == "utilization").row(0, named=True)
     assert math.isclose(util["aqmlab"], util["ns2"], abs_tol=0.001)
     assert (out / "draw0" / "scenario.tcl").exists() and (out / "crosscheck_flows.parquet").exists()
+
+
+def test_a_lossy_link_becomes_ns2_s_error_model_and_loses_as_much(tmp_path):
+    """A link's ``loss`` is ns-2's uniform ErrorModel after the link (link-lossmodel):
+    a UDP flow loses p of its packets on the bottleneck in both simulators, within
+    binomial bounds, and ns-2's queue counts no drop for them."""
+    import aqmlab
+    from aqmlab.ns2.run import run_ns2
+
+    p = 0.05
+    s = {
+        "name": "lossy", "seed": 2, "duration": "20s", "warmup": "2s", "sample_interval": "0s",
+        "topology": {"kind": "dumbbell", "senders": 1,
+                     "bottleneck": {"rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "droptail", "limit": "100pkt"},
+                                    "loss": p},
+                     "access": {"rate": "100Mbps", "delay": "1ms"}},
+        "flows": [{"kind": "udp", "rate": "2Mbps", "packet_size": "500B"}],
+    }
+    r = Scenario.coerce(s).resolve()
+    tcl = to_tcl(r)
+    assert "wire_loss 0 " in tcl and f" {p!r}" in tcl
+    theirs = run_ns2(r, tmp_path).queues.row(0, named=True)
+    ours = aqmlab.run(s).queues.filter(pl.col("link") == "bottleneck").row(0, named=True)
+    for q in (theirs, ours):
+        trials = q["window_arrivals"]  # no queue drop: every arrival went on the wire
+        assert trials > 8_000 and q["window_drops"] == 0
+        assert abs(q["window_lost"] - trials * p) < 4 * math.sqrt(trials * p * (1 - p)), q

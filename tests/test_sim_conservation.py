@@ -32,7 +32,9 @@ def test_every_example_conserves_packets(path):
     # End to end: sent = received + dropped + still in the network.
     in_network = s["packets_injected"] - s["packets_received"] - s["packets_dropped"]
     assert 0 <= in_network <= s["peak_packets_in_flight"]
-    assert s["packets_dropped"] == queues["drops"].sum()
+    # Dropped by a queue, or lost on a link's wire after it.
+    assert s["packets_dropped"] == queues["drops"].sum() + queues["lost"].sum()
+    assert s["packets_lost"] == queues["lost"].sum()
 
 
 def _files(tmp_path, name, seed):

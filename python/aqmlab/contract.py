@@ -29,6 +29,7 @@ COLUMNS: dict[str, Any] = {
     "links.delay_ns": np.int64,
     "links.qdisc": np.uint32,
     "links.monitor": np.bool_,
+    "links.loss": np.float64,
     "flows.group": np.uint32,
     "flows.src": np.uint32,
     "flows.dst": np.uint32,
@@ -41,8 +42,9 @@ COLUMNS: dict[str, Any] = {
 }
 
 #: Columns present only when some value is not the default: a flow's own stop (0: its
-#: group's), written only if a flow has one, so that other scenarios resolve as before.
-OPTIONAL_COLUMNS = frozenset({"flows.stop_ns"})
+#: group's), written only if a flow has one, and a link's random loss, only if a link
+#: has some, so that other scenarios resolve as before.
+OPTIONAL_COLUMNS = frozenset({"flows.stop_ns", "links.loss"})
 
 #: Values of a column written to JSON at a time.
 _SLICE = 1 << 16
@@ -70,8 +72,8 @@ def iter_json(value: Any, indent: int | None = 2, level: int = 0) -> Iterator[st
     """The JSON text of a resolved scenario, in pieces: sorted keys; with ``indent``,
     one field a line and each column on one line; without, compact."""
     if isinstance(value, np.ndarray):
-        # orjson writes a slice of a column straight from its buffer (the columns
-        # hold integers and flags only, which it writes as json does).
+        # orjson writes a slice of a column straight from its buffer (integers and
+        # flags as json does; floats, the links' loss, in their shortest form).
         yield "["
         for start in range(0, len(value), _SLICE):
             piece = orjson.dumps(np.ascontiguousarray(value[start : start + _SLICE]), option=orjson.OPT_SERIALIZE_NUMPY)
@@ -123,7 +125,9 @@ def from_json(value: dict[str, Any]) -> dict[str, Any]:
         parent, key = _parent(value, path)
         if parent is not None and isinstance(parent.get(key), list):
             column = parent[key]
-            parent[key] = np.asarray(column) if column else np.empty(0, dtype=dtype)
+            # Floats stay floats (a loss of 0 written as an integer is still a probability).
+            floats = dtype if dtype is np.float64 else None
+            parent[key] = np.asarray(column, dtype=floats) if column else np.empty(0, dtype=dtype)
     return value
 
 
@@ -187,6 +191,7 @@ def link_rows(resolved: dict[str, Any]) -> list[dict[str, Any]]:
             "delay_ns": int(links["delay_ns"][i]),
             "qdisc": links["qdiscs"][int(links["qdisc"][i])],
             "monitor": bool(links["monitor"][i]),
+            "loss": float(links["loss"][i]) if "loss" in links else 0.0,
         }
         for i, name in enumerate(names(links["names"]))
     ]

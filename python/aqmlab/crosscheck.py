@@ -12,7 +12,8 @@ A draw moves every flow's start by the same uniform 0-200 ms offset in both simu
 seed plus the draw's number, so that the mean over draws says how the two share the
 link, not how one start schedule or one realization of a random source happened to fall.
 
-The figures of one run (:func:`figures`): bottleneck utilization, loss rate, mean and
+The figures of one run (:func:`figures`): bottleneck utilization, loss rate (its queue's),
+the share of its packets lost on its wire (its random ``loss``; unbounded), mean and
 percentile queue (from the samples of the measurement window), the Jain index of the
 long-lived TCP flows, the RTT-bias slope (least squares of log throughput on log base
 RTT, over TCP flows with throughput; only where base RTTs differ), timeouts and fast
@@ -45,7 +46,7 @@ BOUNDS: dict[str, tuple[str, float]] = {
 
 #: The figures of a run, in the table's order.
 FIGURES = [
-    "utilization", "loss_rate", "mean_queue", "p50_queue", "p95_queue", "p99_queue",
+    "utilization", "loss_rate", "wire_loss_rate", "mean_queue", "p50_queue", "p95_queue", "p99_queue",
     "jain_index", "rtt_bias_slope", "timeouts_per_flow", "fast_retransmits_per_flow",
 ]
 
@@ -113,7 +114,16 @@ def _queue_figures(samples: np.ndarray) -> dict[str, float]:
     return {"mean_queue": float(samples.mean()), "p50_queue": p50, "p95_queue": p95, "p99_queue": p99}
 
 
-def figures(flows: pl.DataFrame, utilization: float, loss_rate: float, samples: np.ndarray) -> dict[str, float]:
+def wire_loss_rate(q: dict[str, Any]) -> float:
+    """The share of the packets a link sent in the window that its wire lost (its
+    random ``loss``), from its queue row (``window_arrivals``, ``window_drops``,
+    ``window_lost``)."""
+    sent = q["window_arrivals"] - q["window_drops"]
+    return q["window_lost"] / sent if sent else 0.0
+
+
+def figures(flows: pl.DataFrame, utilization: float, loss_rate: float, samples: np.ndarray,
+            wire_loss: float = 0.0) -> dict[str, float]:
     """The compared figures of one run, from its per-flow table (``kind``,
     ``size_bytes``, ``throughput_bps``, ``base_rtt_s``, ``timeouts``,
     ``fast_retransmits``) and its bottleneck's counters and queue samples."""
@@ -124,6 +134,7 @@ def figures(flows: pl.DataFrame, utilization: float, loss_rate: float, samples: 
     return {
         "utilization": utilization,
         "loss_rate": loss_rate,
+        "wire_loss_rate": wire_loss,
         **_queue_figures(samples),
         "jain_index": jain(thr),
         "rtt_bias_slope": rtt_bias_slope(thr, long_lived["base_rtt_s"].to_numpy()),
@@ -155,7 +166,7 @@ def aqmlab_figures(res: Any, resolved: dict[str, Any]) -> tuple[dict[str, float]
     q = res.queues.filter(pl.col("link") == name).row(0, named=True)
     ts = res.timeseries.filter((pl.col("metric") == "queue_packets") & (pl.col("entity") == name))
     samples = _window_samples(ts["time_s"].to_numpy(), ts["value"].to_numpy(), resolved)
-    return figures(res.flows, q["utilization"], q["loss_rate"], samples), res.flows
+    return figures(res.flows, q["utilization"], q["loss_rate"], samples, wire_loss_rate(q)), res.flows
 
 
 def ns2_figures(ns: Ns2Results, aq_flows: pl.DataFrame, resolved: dict[str, Any]) -> tuple[dict[str, float], pl.DataFrame]:
@@ -167,7 +178,7 @@ def ns2_figures(ns: Ns2Results, aq_flows: pl.DataFrame, resolved: dict[str, Any]
     samples = _window_samples(s["time_s"].to_numpy(), s["queue_packets"].to_numpy(), resolved)
     flows = aq_flows.select("flow_id", "kind", "size_bytes", "base_rtt_s").join(ns.flows, on="flow_id", how="left")
     flows = flows.with_columns(pl.col("throughput_bps", "timeouts", "fast_retransmits").fill_null(0))
-    return figures(flows, q["utilization"], q["loss_rate"], samples), flows
+    return figures(flows, q["utilization"], q["loss_rate"], samples, wire_loss_rate(q)), flows
 
 
 @dataclass

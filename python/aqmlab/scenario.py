@@ -257,12 +257,21 @@ def _graph_qdisc() -> Any:
     return Field(default_factory=ns2_qdisc, description="Queue discipline (default: DropTail 50pkt, ns-2's).")
 
 
+def _loss() -> Any:
+    return Field(
+        0.0, ge=0.0, lt=1.0,
+        description="Probability that a packet is lost on the link's wire, each packet independently "
+        "(after its transmission; docs/simulator.md, \"Random loss\"), in [0, 1).",
+    )
+
+
 class Link(Model):
-    """A bottleneck or hop: one rate, one delay, a queue discipline."""
+    """A bottleneck or hop: one rate, one delay, a queue discipline, optional random loss."""
 
     rate: Rate = Field(description='Link rate, e.g. "10Mbps".')
     delay: Time = Field(description='One-way propagation delay, e.g. "20ms".')
     qdisc: Qdisc = Field(description='Queue discipline, e.g. {kind = "droptail", limit = "100pkt"}.')
+    loss: float = _loss()
 
 
 class AccessLinks(Model):
@@ -366,6 +375,8 @@ class GraphLink(Model):
     reverse_qdisc: Qdisc = _graph_qdisc()
     duplex: bool = Field(True, description="Also make the link to -> from (same rate and delay).")
     monitor: bool = Field(False, description="Sample this link's queue (the forward direction).")
+    loss: float = _loss()
+    reverse_loss: float = Field(0.0, ge=0.0, lt=1.0, description="The twin's loss (duplex links), as loss.")
     name: Optional[Name] = Field(None, description='Link name (default "from->to"; twin "to->from").')
 
 

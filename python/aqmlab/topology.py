@@ -124,6 +124,7 @@ class Network:
         self._qdisc_keys: dict[str, int] = {}
         self._blocks: list[dict[str, Any]] = []  # link columns, a block at a time
         self._pending: dict[str, list[Any]] = {k: [] for k in LINK_DTYPES}  # single links not yet in a block
+        self._losses: dict[int, float] = {}  # link -> its wire's loss, for the lossy links only
         self.links: dict[str, np.ndarray] = {}  # the columns, after finish()
         self.n_links = 0
         #: group name -> its nodes' indices
@@ -161,7 +162,7 @@ class Network:
 
     def add_link(
         self, name: str, a: str, b: str, rate: int, delay: int, qdisc: dict[str, Any],
-        monitor: bool = False, where: str = "topology",
+        monitor: bool = False, where: str = "topology", loss: float = 0.0,
     ) -> int:
         if self.link_names.index(name) is not None:
             raise UserError(f'link name "{name}" is used twice', where)
@@ -170,6 +171,8 @@ class Network:
                "qdisc": self.qdisc_index(qdisc), "monitor": monitor}
         for k, v in row.items():
             self._pending[k].append(v)
+        if loss:
+            self._losses[self.n_links] = loss
         self.n_links += 1
         return self.n_links - 1
 
@@ -232,6 +235,10 @@ class Network:
             for k in LINK_DTYPES
         }
         self._blocks = []
+        if self._losses:
+            # A column only when some link loses packets: lossless scenarios resolve as before.
+            self.links["loss"] = np.zeros(self.n_links, dtype=np.float64)
+            self.links["loss"][list(self._losses)] = list(self._losses.values())
         n = len(self.nodes)
         self.stub_router, self.stub_up, self.stub_down = (np.full(n, -1, dtype=np.int64) for _ in range(3))
         for hosts, router, up, down in self._stub_blocks:
@@ -392,7 +399,7 @@ def _two_routers(
     receivers = net.add_numbered_nodes(["d{}"], m)
     brate = units.parse_rate(b.rate, f"{t}.bottleneck.rate")
     bdelay = units.parse_time(b.delay, f"{t}.bottleneck.delay")
-    net.add_link("bottleneck", "r1", "r2", brate, bdelay, _qdisc(b.qdisc, f"{t}.bottleneck.qdisc"), monitor=True)
+    net.add_link("bottleneck", "r1", "r2", brate, bdelay, _qdisc(b.qdisc, f"{t}.bottleneck.qdisc"), monitor=True, loss=b.loss)
     net.add_link("bottleneck_rev", "r2", "r1", brate, bdelay, _qdisc(topo.reverse_qdisc, f"{t}.reverse_qdisc"))
     aq = _access_qdiscs(topo)
     net.add_access(n, [("s{}", senders, 1, r1, True)], [send_rates], [send_delays], aq)
@@ -475,7 +482,7 @@ def _parking_lot(topo: Any, seed: int) -> Network:
         w = f"{t}.hop[{i}]" if isinstance(topo.hop, list) else f"{t}.hop"
         rate = units.parse_rate(hop.rate, f"{w}.rate")
         delay = units.parse_time(hop.delay, f"{w}.delay")
-        net.add_link(f"hop{i}", f"r{i}", f"r{i + 1}", rate, delay, _qdisc(hop.qdisc, f"{w}.qdisc"), monitor=True)
+        net.add_link(f"hop{i}", f"r{i}", f"r{i + 1}", rate, delay, _qdisc(hop.qdisc, f"{w}.qdisc"), monitor=True, loss=hop.loss)
         net.add_link(f"hop{i}_rev", f"r{i + 1}", f"r{i}", rate, delay, _qdisc(topo.reverse_qdisc, f"{t}.reverse_qdisc"))
     arate = units.parse_rate(topo.access.rate, f"{t}.access.rate")
     adelay = units.parse_time(topo.access.delay, f"{t}.access.delay")
@@ -522,13 +529,17 @@ def _graph(topo: Any, seed: int) -> Network:
         rate = units.parse_rate(link.rate, f"{w}.rate")
         delay = units.parse_time(link.delay, f"{w}.delay")
         name = link.name or f"{link.from_}->{link.to}"
-        net.add_link(name, link.from_, link.to, rate, delay, _qdisc(link.qdisc, f"{w}.qdisc"), link.monitor, f"{w}.name")
+        net.add_link(
+            name, link.from_, link.to, rate, delay, _qdisc(link.qdisc, f"{w}.qdisc"), link.monitor, f"{w}.name", link.loss,
+        )
         if link.duplex:
             twin = f"{link.name}_rev" if link.name else f"{link.to}->{link.from_}"
             net.add_link(
                 twin, link.to, link.from_, rate, delay, _qdisc(link.reverse_qdisc, f"{w}.reverse_qdisc"),
-                False, f"{w}.name",
+                False, f"{w}.name", link.reverse_loss,
             )
+        elif link.reverse_loss:
+            raise UserError("a simplex link has no twin to lose packets", f"{w}.reverse_loss")
     for gname, members in topo.groups.items():
         for k, n in enumerate(members):
             if net.nodes.index(n) is None:

@@ -208,6 +208,14 @@ fn integers<T: TryFrom<i128>>(
     )))
 }
 
+/// A buffer of floating-point numbers (the check of their range is the
+/// scenario's).
+fn floats(py: Python<'_>, buffer: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let buffer = PyBuffer::<f64>::get(buffer)
+        .map_err(|_| PyValueError::new_err(format!("{name}: expected a buffer of float64")))?;
+    buffer.to_vec(py)
+}
+
 /// Fill the scenario's columns from `columns` (name -> buffer), each name
 /// the column's path in the JSON form ("links.rate_bps").
 fn fill_columns(
@@ -220,6 +228,7 @@ fn fill_columns(
         match scenario.column_mut(&name) {
             Some(ColumnMut::U32(c)) => *c = integers(py, &buffer, &name)?,
             Some(ColumnMut::U64(c)) => *c = integers(py, &buffer, &name)?,
+            Some(ColumnMut::F64(c)) => *c = floats(py, &buffer, &name)?,
             Some(ColumnMut::Bool(c)) => {
                 let flags: Vec<u8> = integers(py, &buffer, &name)?;
                 if let Some(i) = flags.iter().position(|&f| f > 1) {

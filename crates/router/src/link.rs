@@ -127,22 +127,21 @@ impl Link {
         dropped: &mut impl FnMut(Dropped<RealPacket>),
     ) -> Option<RealPacket> {
         let (_, packet) = self.sending.take().expect("a packet was being sent");
-        let lost = self.loss > 0.0 && self.rng.chance(self.loss);
-        let lost = if lost {
-            self.lost += 1;
-            self.lost_bytes += packet.data.len() as u64;
-            Some(packet)
-        } else {
-            self.wire.push_back((now + self.delay, packet));
-            None
-        };
+        let lost = self.put_on_wire(packet, now);
         self.send_next(now, dropped);
         lost
     }
 
-    /// Put a packet sent elsewhere (by the kernel) on the wire at `now`.
-    pub fn put_on_wire(&mut self, packet: RealPacket, now: Time) {
+    /// Put a packet fully sent at `now` (by this link's transmitter, or by
+    /// the kernel's qdisc) on the wire; returns it if the wire lost it.
+    pub fn put_on_wire(&mut self, packet: RealPacket, now: Time) -> Option<RealPacket> {
+        if self.loss > 0.0 && self.rng.chance(self.loss) {
+            self.lost += 1;
+            self.lost_bytes += packet.data.len() as u64;
+            return Some(packet);
+        }
         self.wire.push_back((now + self.delay, packet));
+        None
     }
 
     /// The packet at the head of the wire, arrived at the far end.

@@ -204,7 +204,10 @@ impl Network {
             enqueued: now,
             data,
         };
-        link.put_on_wire(packet, now);
+        if let Some(lost) = link.put_on_wire(packet, now) {
+            self.flows[lost.flow as usize].lost += 1;
+            self.recycle(lost.data);
+        }
         self.schedule(index);
     }
 

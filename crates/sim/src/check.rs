@@ -297,6 +297,9 @@ impl Scenario {
                 ("monitor", l.monitor.len()),
             ],
         )?;
+        if !l.loss.is_empty() {
+            same_length("links", &[("from", l.from.len()), ("loss", l.loss.len())])?;
+        }
         check_names(&l.names, "links.names")?;
         let named: usize = l.names.iter().map(NameRun::len).sum();
         ensure(
@@ -319,6 +322,11 @@ impl Scenario {
                 "a link must join two different nodes",
             )?;
             ensure(l.rate_bps[i] > 0, f("rate_bps"), "must be positive")?;
+            ensure(
+                (0.0..1.0).contains(&l.loss_of(i)),
+                f("loss"),
+                format!("a probability in [0, 1), got {}", l.loss_of(i)),
+            )?;
             ensure(
                 (l.qdisc[i] as usize) < l.qdiscs.len(),
                 f("qdisc"),

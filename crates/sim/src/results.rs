@@ -6,6 +6,7 @@ use aqmlab_qdisc::{DropReason, QdiscStats};
 
 use crate::engine::flow::{Flow, Transport};
 use crate::engine::link::{Link, LinkRecord};
+use crate::engine::wire::Wire;
 use crate::engine::Simulation;
 use crate::measure::window::WindowStart;
 use crate::metrics::{jain_index, Column, DelayHistogram, Scalar, Table};
@@ -67,6 +68,7 @@ impl Results {
             ("packets_injected".into(), Scalar::U64(sim.ledger.injected)),
             ("packets_received".into(), Scalar::U64(sim.ledger.received)),
             ("packets_dropped".into(), Scalar::U64(sim.ledger.dropped)),
+            ("packets_lost".into(), Scalar::U64(sim.packets_lost())),
             (
                 "peak_packets_in_flight".into(),
                 Scalar::U64(sim.ledger.peak_in_flight),
@@ -341,6 +343,8 @@ struct Row<'a> {
     at_warmup: WindowStart,
     /// Queueing delays, for a monitored link.
     delays: Option<&'a DelayHistogram>,
+    /// Its wire's losses, if it loses packets.
+    wire: Option<&'a Wire>,
 }
 
 impl<'a> Row<'a> {
@@ -449,6 +453,11 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
             "window_drops".into(),
             u64_cell(|r| r.stats().total_drops() - r.at_warmup.drops),
         ),
+        ("lost".into(), u64_cell(|r| r.wire.map_or(0, |w| w.lost))),
+        (
+            "window_lost".into(),
+            u64_cell(|r| r.wire.map_or(0, |w| w.lost - w.lost_at_warmup)),
+        ),
         (
             "utilization".into(),
             f64_cell(move |r| {
@@ -487,6 +496,7 @@ fn queue_table(sim: &mut Simulation, nodes: &Arc<Names>, window_s: f64) -> Table
                 record,
                 at_warmup: sim.at_warmup.get(start + i),
                 delays: link.monitor().map(|m| &sim.monitors[m].delays),
+                wire: sim.wire_of(start + i).map(|w| &sim.wires[w]),
             };
             for (column, (_, cell)) in columns.iter_mut().zip(&cells) {
                 cell.write(column, start + i, &row);

@@ -124,7 +124,8 @@ impl NameRun {
 
 /// One-way links, column-wise: link `i` is a transmitter at `rate_bps[i]`
 /// behind the queue discipline `qdiscs[qdisc[i]]`, then a propagation pipe
-/// of `delay_ns[i]`, from node `from[i]` to node `to[i]`.
+/// of `delay_ns[i]` that loses each packet with probability `loss[i]`,
+/// from node `from[i]` to node `to[i]`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Links {
@@ -144,6 +145,10 @@ pub struct Links {
     /// Sample this queue's length into the time series.
     #[serde(default)]
     pub monitor: Vec<bool>,
+    /// The probability that a packet is lost on the link's wire, in
+    /// [0, 1) (`engine::wire`); empty when no link loses any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loss: Vec<f64>,
 }
 
 /// One link as a row: for building a scenario in code ([`Links::push`]).
@@ -156,6 +161,8 @@ pub struct LinkSpec {
     pub delay_ns: u64,
     pub qdisc: QdiscSpec,
     pub monitor: bool,
+    /// Probability of a loss on the wire.
+    pub loss: f64,
 }
 
 impl Links {
@@ -186,6 +193,12 @@ impl Links {
                 self.qdiscs.len() - 1
             }
         };
+        if link.loss != 0.0 && self.loss.is_empty() {
+            self.loss.resize(self.len(), 0.0);
+        }
+        if !self.loss.is_empty() {
+            self.loss.push(link.loss);
+        }
         self.from.push(link.from);
         self.to.push(link.to);
         self.rate_bps.push(link.rate_bps);
@@ -207,8 +220,14 @@ impl Links {
                 delay_ns: self.delay_ns[i],
                 qdisc: self.qdiscs[self.qdisc[i] as usize].clone(),
                 monitor: self.monitor[i],
+                loss: self.loss_of(i),
             })
             .collect()
+    }
+
+    /// Link `i`'s probability of a loss on the wire.
+    pub fn loss_of(&self, i: usize) -> f64 {
+        self.loss.get(i).copied().unwrap_or(0.0)
     }
 
     /// The links of `rows`, in order.
@@ -424,7 +443,8 @@ pub struct PcapTrace {
 pub enum TraceEvent {
     /// It reached a link and was offered to its discipline (ns-2's `+`).
     Enqueue,
-    /// The discipline dropped it, on arrival or from its queue (`d`).
+    /// The discipline dropped it, on arrival or from its queue, or the
+    /// link's wire lost it (reason `lost`) (`d`).
     Drop,
     /// It started on the link's transmitter (`-`).
     Dequeue,
@@ -449,6 +469,7 @@ impl TraceEvent {
 pub enum ColumnMut<'a> {
     U32(&'a mut Vec<u32>),
     U64(&'a mut Vec<u64>),
+    F64(&'a mut Vec<f64>),
     Bool(&'a mut Vec<bool>),
 }
 
@@ -465,6 +486,7 @@ impl Scenario {
             "links.delay_ns" => U64(&mut l.delay_ns),
             "links.qdisc" => U32(&mut l.qdisc),
             "links.monitor" => Bool(&mut l.monitor),
+            "links.loss" => F64(&mut l.loss),
             "flows.group" => U32(&mut f.group),
             "flows.src" => U32(&mut f.src),
             "flows.dst" => U32(&mut f.dst),

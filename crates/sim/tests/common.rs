@@ -97,6 +97,7 @@ impl Dumbbell {
             delay_ns: vec![self.bottleneck_delay; 2],
             qdisc: vec![bottleneck, access],
             monitor: vec![true, false],
+            loss: vec![],
         };
         let mut flows = Flows {
             // Flow 0 alone traces its window.

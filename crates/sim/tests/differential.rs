@@ -368,6 +368,7 @@ fn random_chain(seed: u64, delays: &[u64]) -> Scenario {
             delay_ns: delay(rng),
             qdisc: qdisc(queue),
             monitor,
+            loss: 0.0,
         });
         links.len() as u32 - 1
     };
@@ -472,6 +473,41 @@ fn random_chains_of_no_delay() {
         let s = random_chain(seed, &[0]);
         s.check().unwrap();
         assert_every_acceleration_exact(&format!("chain seed {seed}, no delay"), &s);
+    }
+}
+
+/// Random loss on links of every kind (`engine::wire`): a lossy bottleneck,
+/// lossy access links each way (a sender's first link, whose ACKs would be
+/// answered ahead, and a receiver's last, whose data would be), and random
+/// chains with links that lose at random. Every engine draws the same
+/// losses for the same packets.
+#[test]
+fn lossy_links_anywhere() {
+    for json in [BOTTLENECKS[0], BOTTLENECKS[4]] {
+        let mut s = tied_dumbbell(10, qdisc(json), 5 * MS);
+        edit_links(&mut s, |link| {
+            let n = link.name.as_str();
+            link.loss = match n {
+                "bottleneck" => 0.01,
+                _ if n.starts_with("access_s1") || n.starts_with("access_d2") => 0.05,
+                _ => 0.0,
+            };
+        });
+        let r = run_with(s.clone(), Accelerations::NONE);
+        let lost: u64 = r.queues.u64("lost").iter().sum();
+        assert!(lost > 20, "{json}: {lost} lost");
+        assert_every_acceleration_exact(&format!("{json}, lossy links"), &s);
+    }
+    for seed in 1..=6 {
+        let mut s = random_chain(seed, &[0, MS, 2 * MS]);
+        let mut rng = Rng::new(1000 + seed);
+        edit_links(&mut s, |link| {
+            if rng.below(3) == 0 {
+                link.loss = [0.01, 0.1][rng.below(2) as usize];
+            }
+        });
+        s.check().unwrap();
+        assert_every_acceleration_exact(&format!("lossy chain seed {seed}"), &s);
     }
 }
 

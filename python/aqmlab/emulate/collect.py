@@ -41,8 +41,8 @@ _QUEUE_SCHEMA = {
     "drops": pl.Int64, "drops_overflow": pl.Int64, "drops_early": pl.Int64, "drops_push_out": pl.Int64,
     "drops_policy": pl.Int64, "buffered_drop_bytes": pl.Int64, "marks": pl.Int64, "arrival_bytes": pl.Int64,
     "departure_bytes": pl.Int64, "backlog_packets": pl.Int64, "peak_packets": pl.Int64,
-    "window_arrivals": pl.Int64, "window_drops": pl.Int64, "utilization": pl.Float64, "loss_rate": pl.Float64,
-    "mean_delay_s": pl.Float64, "p50_delay_s": pl.Float64, "p99_delay_s": pl.Float64,
+    "window_arrivals": pl.Int64, "window_drops": pl.Int64, "lost": pl.Int64, "window_lost": pl.Int64,
+    "utilization": pl.Float64, "loss_rate": pl.Float64, "mean_delay_s": pl.Float64, "p50_delay_s": pl.Float64, "p99_delay_s": pl.Float64,
 }
 
 
@@ -194,6 +194,8 @@ def queues_frame(report: dict[str, Any], nodes: NameList, clock: Clock,
             "arrival_bytes": link["arrival_bytes"], "departure_bytes": link["departure_bytes"],
             "backlog_packets": link["backlog_packets"], "peak_packets": link["peak_packets"],
             "window_arrivals": w_arrivals, "window_drops": w_drops, "utilization": utilization,
+            # Lost on the wire: the router counts them over the run, not per sample.
+            "lost": link["lost"], "window_lost": None,
             "loss_rate": (w_drops / w_arrivals) if w_arrivals else 0.0,
             "mean_delay_s": sojourn["mean_s"], "p50_delay_s": sojourn["p50_s"], "p99_delay_s": sojourn["p99_s"],
         })
@@ -224,6 +226,7 @@ def _kernel_queue(link: dict[str, Any], nodes: NameList, clock: Clock, counters:
         "buffered_drop_bytes": None, "marks": 0, "arrival_bytes": link["arrival_bytes"],
         "departure_bytes": link["departure_bytes"], "backlog_packets": tc.get("backlog_packets"), "peak_packets": None,
         "window_arrivals": w_arrivals, "window_drops": w_drops, "utilization": utilization,
+        "lost": link["lost"], "window_lost": None,
         "loss_rate": w_drops / w_arrivals if w_drops is not None and w_arrivals else None,
         "mean_delay_s": sojourn["mean_s"], "p50_delay_s": sojourn["p50_s"], "p99_delay_s": sojourn["p99_s"],
     }
@@ -319,7 +322,8 @@ def summary(resolved: dict[str, Any], flows: pl.DataFrame, queues: pl.DataFrame,
         "warmup_s": int(resolved["warmup_ns"]) / 1e9,
         "flows": len(flows),
         "packets_injected": int(flows["packets_sent"].sum()),
-        "packets_dropped": int(queues["drops"].sum()),
+        "packets_dropped": int(queues["drops"].sum() + queues["lost"].sum()),
+        "packets_lost": int(queues["lost"].sum()),
         "goodput_bps": float(thr.sum()) if len(thr) else None,
         "jain_index": jain,
         "unroutable_packets": report["unroutable"],

@@ -186,6 +186,7 @@ class Session:
                     "delay_ns": int(links["delay_ns"][i]),
                     "qdisc": links["qdiscs"][int(links["qdisc"][i])],
                     "monitor": bool(links["monitor"][i]),
+                    "loss": float(links["loss"][i]) if "loss" in links else 0.0,
                     **({"kernel": port_of[i]} if i in port_of else {}),
                 }
                 for i in range(len(links["from"]))

@@ -73,7 +73,7 @@ def read_out(path: Path, resolved: dict[str, Any], wall: float, directory: Path)
     done: dict[int, float] = {}
     for line in path.read_text().splitlines():
         kind, *rest = line.split()
-        if kind in ("tcp", "queue"):
+        if kind in ("tcp", "queue", "lost"):
             snap.setdefault((kind, rest[0]), {})[int(rest[1])] = [float(x) for x in rest[2:]]
         elif kind == "sample":
             samples.append((int(rest[0]), float(rest[1]), float(rest[2])))
@@ -132,6 +132,7 @@ def _window_bytes(counts: pl.DataFrame, link: int, warm: float, end: float, reso
 
 def _queues(snap: dict, counts: pl.DataFrame, resolved: dict[str, Any], window: float) -> pl.DataFrame:
     end, warm = snap.get(("queue", "end"), {}), snap.get(("queue", "warmup"), {})
+    lost_end, lost_warm = snap.get(("lost", "end"), {}), snap.get(("lost", "warmup"), {})
     rates = resolved["links"]["rate_bps"]
     rows = []
     for li, e in sorted(end.items()):
@@ -142,6 +143,8 @@ def _queues(snap: dict, counts: pl.DataFrame, resolved: dict[str, Any], window: 
             "link": li,
             "window_arrivals": int(arr),
             "window_drops": int(drops),
+            # lost on the link's wire (its ErrorModel's LossMonitor)
+            "window_lost": int(lost_end.get(li, [0])[0] - lost_warm.get(li, [0])[0]),
             # the whole run's, for speed comparisons (bench/ns2/run_reference.py)
             "departures": int(e[1]),
             "utilization": bdep * 8 / (int(rates[li]) * window),

@@ -36,8 +36,12 @@ def ns2_drops(trace: Path) -> list[tuple[float, int, int]]:
 
 
 def aqmlab_drops(trace: Path, link: str) -> list[tuple[float, int, int]]:
-    """The same from aqmlab's ``trace.parquet``, for one link."""
-    t = pl.read_parquet(trace).filter((pl.col("event") == "drop") & (pl.col("link") == link))
+    """The same from aqmlab's ``trace.parquet``, for one link: its discipline's drops
+    (ns-2's queue trace has no line for a loss on the wire, which its error model
+    counts apart)."""
+    t = pl.read_parquet(trace).filter(
+        (pl.col("event") == "drop") & (pl.col("link") == link) & (pl.col("reason") != "lost")
+    )
     return [(ns / 1e9, flow, seq) for ns, flow, seq in t.select("time_ns", "flow", "seq").rows()]
 
 

@@ -133,6 +133,8 @@ def _links(resolved: dict[str, Any], lag_s: float) -> Iterator[str]:
         yield f"$ns simplex-link $n({a}) $n({b}) {rate} {float(delay) / 1e9 + lag_s!r} {cls}"
         yield f"set q [[$ns link $n({a}) $n({b})] queue]"
         yield from config
+        if "loss" in links and links["loss"][li] > 0:
+            yield f"wire_loss {li} {a} {b} {float(links['loss'][li])!r}"
 
 
 def _routes(resolved: dict[str, Any], flows: list[Flow], paths: list[tuple[np.ndarray, np.ndarray]]) -> Iterator[str]:
@@ -250,8 +252,21 @@ proc udpflow {i src dst cls} {
     set app($i) [new $cls]
     $app($i) attach-agent $udp($i)
 }
+# A link's random loss: ns-2's uniform ErrorModel in packets after the link's delay
+# (link-lossmodel: the packet is sent whole and lost where it arrives, as in aqmlab),
+# dropping into a LossMonitor of its own that counts what the wire lost.
+proc wire_loss {l a b p} {
+    global ns n lost
+    set em [new ErrorModel]
+    $em unit pkt
+    $em set rate_ $p
+    $em ranvar [new RandomVariable/Uniform]
+    set lost($l) [new Agent/LossMonitor]
+    $ns link-lossmodel $em $n($a) $n($b)
+    $em drop-target $lost($l)
+}
 proc snapshot {tag} {
-    global ns out tcp qmon
+    global ns out tcp qmon lost
     foreach i [lsort -integer [array names tcp]] {
         set t $tcp($i)
         puts $out "tcp $tag $i [$t set ack_] [$t set ndatapack_] [$t set nrexmitpack_] [$t set nrexmit_] [$t set ncwndcuts_] [$t set cwnd_]"
@@ -259,6 +274,9 @@ proc snapshot {tag} {
     foreach l [lsort -integer [array names qmon]] {
         set m $qmon($l)
         puts $out "queue $tag $l [$m set parrivals_] [$m set pdepartures_] [$m set pdrops_] [$m set barrivals_] [$m set bdepartures_]"
+    }
+    foreach l [lsort -integer [array names lost]] {
+        puts $out "lost $tag $l [$lost($l) set npkts_]"
     }
 }
 proc sample {interval end} {

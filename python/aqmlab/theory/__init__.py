@@ -8,6 +8,8 @@
   hashing imbalance, Bloom-filter memory, fair-queueing examples;
 * :mod:`aqmlab.theory.mqfq`        seed 001: SFQ/MQFQ interference probabilities;
 * :mod:`aqmlab.theory.sfed`        seed 002: SFED bucket Markov chain (Fig. 16), Eqs 4-5;
+* :mod:`aqmlab.theory.tcp_loss`    one TCP flow under random loss: Mathis et al.'s
+  square-root law, Padhye et al.'s model with timeouts;
 * :mod:`aqmlab.theory.calculator`  the calculator behind ``aqmlab size``;
 * :mod:`aqmlab.theory.cli`         ``size_app``, the ``aqmlab size`` command group.
 
@@ -17,7 +19,7 @@ Nothing here needs the compiled simulator.
 import importlib
 from typing import Any
 
-__all__ = ["kantawala", "mqfq", "sfed", "short_flows", "sizing"]
+__all__ = ["kantawala", "mqfq", "sfed", "short_flows", "sizing", "tcp_loss"]
 
 
 def __getattr__(name: str) -> Any:

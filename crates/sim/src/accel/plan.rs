@@ -61,7 +61,9 @@ impl Plan {
         if acc.reserve && acc.express {
             let feeders = single_feeders(t.routes, t.links.len());
             for (l, feeder) in feeders.into_iter().enumerate() {
-                if let Some(f) = feeder.filter(|_| is_express(&t.links[l], departures[l])) {
+                let express =
+                    |&f: &u32| is_express(&t.links[l], departures[l]) && !t.links[f as usize].lossy;
+                if let Some(f) = feeder.filter(express) {
                     departures[l] = Departures::Express;
                     feeds_express[f as usize] = true;
                 }
@@ -120,7 +122,9 @@ pub fn single_feeders(routes: &Routes, links: usize) -> Vec<Option<u32>> {
 }
 
 /// An express link (`express.rs`): a reserving FIFO, unmonitored (its
-/// samples and delays are taken in time), with a single feeder.
+/// samples and delays are taken in time), with a single feeder that loses
+/// nothing on its wire (whose pipe head, which the express link skips,
+/// draws for each packet: `engine::wire`).
 pub fn is_express(link: &Link, departures: Departures) -> bool {
     departures == Departures::Reserved && !link.is_monitored()
 }
@@ -138,7 +142,8 @@ fn route_uses(routes: &Routes, links: usize) -> Vec<u32> {
 /// transfer (an on-off source's receiver ignores a past transfer's
 /// stragglers) qualifies at either end when the answer leaves on a
 /// reserving FIFO that no other route takes (`answer_link_passes`) and the
-/// packet does not arrive over a traced link (which records its delivery):
+/// packet does not arrive over a traced link (which records its delivery)
+/// nor over a lossy one (whose pipe head may lose it: `engine::wire`):
 /// - data packets, at the receiver, if it answers each with one ACK at
 ///   once (no delayed ACKs);
 /// - ACKs, at the sender, unless its window is traced (each sample writes
@@ -151,12 +156,12 @@ pub fn answers(
 ) -> Vec<Answers> {
     let uses = route_uses(t.routes, t.links.len());
     let passes = |arrival: RouteRef, answer: RouteRef, size: u32| {
-        let traced = t
+        let in_time = t
             .routes
             .links(arrival)
             .last()
-            .is_some_and(|l| t.traced[l as usize]);
-        !traced
+            .is_some_and(|l| t.traced[l as usize] || t.links[l as usize].lossy);
+        !in_time
             && t.routes.link(answer, 0).is_some_and(|a| {
                 let a = a as usize;
                 answer_link_passes(&t.links[a], departures[a], feeds_express[a], uses[a], size)
@@ -245,8 +250,10 @@ pub fn gathering(
         let (Some(b), Some(e)) = (last_two.next(), last_two.next()) else {
             continue;
         };
-        if departures[e as usize] == Departures::Express {
-            let a = &t.links[answer as usize];
+        // A lossy answer link's pipe head draws for each answer: it feeds
+        // no inbox, which would skip it.
+        let a = &t.links[answer as usize];
+        if departures[e as usize] == Departures::Express && !a.lossy {
             // `tx_time(1)`: at least a nanosecond, so that a packet due now
             // is always due before any answer to come.
             let tail = a.delay + a.tx_time(1);
@@ -529,6 +536,41 @@ mod tests {
         let plan = net.plan(Accelerations::ALL);
         assert_eq!(plan.departures[4], Events);
         assert!(!plan.answers[0].data && plan.answers[1].data);
+    }
+
+    /// A lossy link's pipe head draws for each packet: nothing may skip
+    /// it, and only what would steps aside.
+    #[test]
+    fn the_plan_steps_aside_for_lossy_links_only() {
+        use Departures::*;
+        // The bottleneck loses: the receivers' links it feeds are not
+        // express; everything else is as in the lossless plan.
+        let mut net = Net::dumbbell(2, FIFO);
+        net.links[0].lossy = true;
+        let plan = net.plan(Accelerations::ALL);
+        assert_eq!(plan.departures[0], Reserved, "its own queue still reserves");
+        assert_eq!(
+            &plan.departures[2..6],
+            &[Reserved, Express, Reserved, Reserved]
+        );
+        assert!(!plan.feeds_express[0] && plan.feeds_express[1]);
+        // Flow 0's last link loses: its data packets are not answered
+        // ahead, its ACKs are, and flow 1 is untouched.
+        let mut net = Net::dumbbell(2, FIFO);
+        net.links[2 + 2].lossy = true;
+        let plan = net.plan(Accelerations::ALL);
+        assert_eq!(plan.departures[4], Express, "a lossy link may be express");
+        assert!(!plan.answers[0].data && plan.answers[0].acks);
+        assert!(plan.answers[1].data && plan.answers[1].acks);
+        // Flow 0's ACKs leave on a lossy link: it feeds no inbox, which
+        // would skip its pipe head, so the reverse bottleneck, which it
+        // feeds, gathers nothing.
+        let mut net = Net::dumbbell(2, FIFO);
+        net.links[2 + 3].lossy = true;
+        let plan = net.plan(Accelerations::ALL);
+        assert!(!plan.feeds_express[2 + 3] && !plan.feeds_express[6 + 3]);
+        assert_eq!(plan.departures[1], Reserved);
+        assert!(plan.answers.iter().all(|a| a.data && a.acks));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::events::{Event, EventQueue};
 use super::flow::{Flow, OnOff, TcpFlow, Transport};
 use super::link::{Link, LinkRecord, Monitored};
 use super::routes::Routes;
+use super::wire::Wire;
 use super::Simulation;
 use crate::accel::{AccelState, Accelerations, Plan};
 use crate::measure::census::Census;
@@ -28,6 +29,8 @@ use crate::{MaybeTime, Time};
 const STREAM_QDISC: u64 = 1 << 40;
 const STREAM_FLOW: u64 = 2 << 40;
 const STREAM_ARRIVAL: u64 = 3 << 40;
+/// A lossy link's wire (`wire.rs`).
+pub(super) const STREAM_WIRE: u64 = 4 << 40;
 
 /// Runs of names, written out into the compact store.
 fn names_of(runs: &[NameRun]) -> Names {
@@ -43,7 +46,7 @@ impl Simulation {
     /// allow (`Accelerations::NONE`: the reference engine).
     pub fn with_accelerations(mut scenario: Scenario, accelerations: Accelerations) -> Self {
         let node_names = names_of(&std::mem::take(&mut scenario.nodes));
-        let (links, link_records, link_names, monitors) = build_links(&mut scenario);
+        let (links, link_records, link_names, monitors, wires) = build_links(&mut scenario);
         let wakes = (links.iter().enumerate())
             .filter(|(_, link)| link.queue.has_clock())
             .map(|(l, _)| (l as u32, MaybeTime::NONE))
@@ -58,6 +61,7 @@ impl Simulation {
             node_names,
             monitors,
             wakes,
+            wires,
             pipes: Pool::default(),
             routes: Routes::default(),
             flows: Vec::new(),
@@ -219,11 +223,18 @@ impl Simulation {
     }
 }
 
-/// The scenario's links (freeing its link columns), their records, names
-/// and the measurements of the monitored ones.
-fn build_links(scenario: &mut Scenario) -> (Vec<Link>, Vec<LinkRecord>, Names, Vec<Monitored>) {
+/// What `build_links` builds.
+type BuiltLinks = (Vec<Link>, Vec<LinkRecord>, Names, Vec<Monitored>, Vec<Wire>);
+
+/// The scenario's links (freeing its link columns), their records, names,
+/// the measurements of the monitored ones and the wires of the lossy ones.
+fn build_links(scenario: &mut Scenario) -> BuiltLinks {
     let seed = scenario.seed;
     let specs = std::mem::take(&mut scenario.links);
+    let wires: Vec<Wire> = (specs.loss.iter().enumerate())
+        .filter(|&(_, &loss)| loss > 0.0)
+        .map(|(l, &loss)| Wire::new(l as u32, loss, seed))
+        .collect();
     let link_names = names_of(&specs.names);
     let mut links = Vec::with_capacity(specs.len());
     let mut link_records = Vec::with_capacity(specs.len());
@@ -251,5 +262,8 @@ fn build_links(scenario: &mut Scenario) -> (Vec<Link>, Vec<LinkRecord>, Names, V
     }
     links.reverse();
     link_records.reverse();
-    (links, link_records, link_names, monitors)
+    for w in &wires {
+        links[w.link as usize].lossy = true;
+    }
+    (links, link_records, link_names, monitors, wires)
 }

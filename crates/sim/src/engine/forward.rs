@@ -182,9 +182,11 @@ impl Simulation {
     }
 
     /// A `PipeHead` event: the packet at the head of link `l`'s pipe
-    /// reaches the far end, and the next link or its host.
+    /// reaches the far end, and the next link or its host, unless the
+    /// link's wire lost it (`engine::wire`).
     pub(crate) fn pipe_head(&mut self, l: usize) {
         let link = &mut self.links[l];
+        let lossy = link.lossy;
         let mut packet = self
             .pipes
             .pop_front(&mut link.pipe)
@@ -197,6 +199,10 @@ impl Simulation {
             self.events.schedule(packet.at, Event::PipeHead(l as u32));
         }
         self.release_while_cached(l);
+        if lossy && self.wire_loses(l, packet.size) {
+            self.count_lost(l, packet);
+            return;
+        }
         packet.hop += 1;
         match self.routes.link(packet.route, packet.hop) {
             Some(next) => self.enqueue(next as usize, packet),

@@ -48,6 +48,9 @@ pub struct Link {
     /// link that defers its departures, the event that runs them at the
     /// latest).
     pub tx_scheduled: bool,
+    /// Its wire loses packets at random (`engine::wire`): its pipe head
+    /// draws for each.
+    pub lossy: bool,
 }
 
 // One cache line, fetched whole by `Simulation::prefetch_ahead`.
@@ -66,6 +69,7 @@ impl Link {
             monitor: monitor.unwrap_or(NOT_MONITORED),
             departures: Departures::Events,
             feeds_express: false,
+            lossy: false,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod host;
 pub mod link;
 pub mod routes;
+pub mod wire;
 
 use aqmlab_qdisc::Verdicts;
 
@@ -40,6 +41,7 @@ use events::{Event, EventQueue};
 use flow::Flow;
 use link::{Link, LinkRecord, Monitored};
 use routes::Routes;
+use wire::Wire;
 
 pub struct Simulation {
     pub scenario: Scenario,
@@ -58,6 +60,8 @@ pub struct Simulation {
     /// link whose discipline is not a FIFO, by link: only those ask to be
     /// woken, so the many FIFOs do not carry it.
     pub(crate) wakes: Vec<(u32, MaybeTime)>,
+    /// The wires of the links that lose packets at random, by link.
+    pub wires: Vec<Wire>,
     /// Every packet propagating on any link.
     pub pipes: Pool<SimPacket>,
     pub routes: Routes,

@@ -93,6 +93,9 @@ impl Simulation {
             flow.delivered_at_warmup = flow.delivered;
             flow.duplicates_at_warmup = flow.duplicates;
         }
+        for wire in &mut self.wires {
+            wire.lost_at_warmup = wire.lost;
+        }
         let early = std::mem::take(&mut self.accel.early_window);
         for (l, (link, record)) in self.links.iter().zip(&self.link_records).enumerate() {
             let now = || WindowStart::of(link.queue.stats(&record.counters));

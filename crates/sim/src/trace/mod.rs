@@ -29,7 +29,7 @@ pub mod pcap;
 pub use filter::Filter;
 pub use flow_series::FlowSeries;
 pub use flow_stats::{FlowStats, OneWay};
-pub use packets::PacketLog;
+pub use packets::{PacketLog, Reason};
 pub use pcap::{Capture, FlowHeaders};
 
 use aqmlab_qdisc::Dropped;
@@ -111,7 +111,21 @@ impl Recorder {
     /// held.
     pub fn dropped(&mut self, now: Time, link: u32, dropped: &Dropped<SimPacket>) {
         if let Some(log) = &mut self.packets {
-            log.record(now, TraceEvent::Drop, link, &dropped.packet, Some(dropped));
+            let drop = Some((Reason::Discipline(dropped.reason), dropped.buffered));
+            log.record(now, TraceEvent::Drop, link, &dropped.packet, drop);
+        }
+    }
+
+    /// Link `link`'s wire lost `packet` (`engine::wire`).
+    pub fn lost(&mut self, now: Time, link: u32, packet: &SimPacket) {
+        if let Some(log) = &mut self.packets {
+            log.record(
+                now,
+                TraceEvent::Drop,
+                link,
+                packet,
+                Some((Reason::Lost, false)),
+            );
         }
     }
 

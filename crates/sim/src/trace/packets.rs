@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use aqmlab_qdisc::{DropReason, Dropped, Ecn};
+use aqmlab_qdisc::{DropReason, Ecn};
 
 use super::Filter;
 use crate::metrics::{Column, Table};
@@ -26,10 +26,36 @@ struct Row {
     kind: Kind,
     ecn: Ecn,
     /// A drop's reason.
-    reason: Option<DropReason>,
+    reason: Option<Reason>,
     /// A drop of a packet the discipline had queued.
     buffered: bool,
     ece: bool,
+}
+
+/// Why a packet was dropped, as the `reason` column names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// Its link's discipline dropped it.
+    Discipline(DropReason),
+    /// Its link's wire lost it (`engine::wire`).
+    Lost,
+}
+
+impl Reason {
+    /// Every reason's name, in the order of `code`.
+    fn names() -> impl Iterator<Item = &'static str> {
+        DropReason::ALL
+            .map(DropReason::as_str)
+            .into_iter()
+            .chain(["lost"])
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            Reason::Discipline(d) => d.index() as u32,
+            Reason::Lost => DropReason::ALL.len() as u32,
+        }
+    }
 }
 
 /// The events recorded so far.
@@ -56,15 +82,15 @@ impl PacketLog {
         }
     }
 
-    /// `event` happened to `packet` at `link` now; `dropped` is the
-    /// discipline's word on a drop.
+    /// `event` happened to `packet` at `link` now; a drop says why, and
+    /// whether the discipline had queued the packet.
     pub fn record(
         &mut self,
         now: Time,
         event: TraceEvent,
         link: u32,
         packet: &SimPacket,
-        dropped: Option<&Dropped<SimPacket>>,
+        drop: Option<(Reason, bool)>,
     ) {
         if !self.events[event as usize] || !self.filter.matches(link, packet.flow) {
             return;
@@ -78,8 +104,8 @@ impl PacketLog {
             event,
             kind: packet.kind,
             ecn: packet.ecn,
-            reason: dropped.map(|d| d.reason),
-            buffered: dropped.is_some_and(|d| d.buffered),
+            reason: drop.map(|(reason, _)| reason),
+            buffered: drop.is_some_and(|(_, buffered)| buffered),
             ece: packet.ece,
         });
     }
@@ -104,10 +130,7 @@ impl PacketLog {
             codes: rows.iter().map(code).collect(),
         };
         let events = TraceEvent::ALL.map(TraceEvent::as_str);
-        let reasons = [""]
-            .into_iter()
-            .chain(DropReason::ALL.map(DropReason::as_str));
-        let reasons: Vec<&str> = reasons.collect();
+        let reasons: Vec<&str> = [""].into_iter().chain(Reason::names()).collect();
         let mut t = Table::default();
         t.push("time_ns", column(|r| r.time));
         t.push("event", labels(&events, |r| r.event as u32));
@@ -123,7 +146,7 @@ impl PacketLog {
         t.push("ece", Column::Bool(rows.iter().map(|r| r.ece).collect()));
         t.push(
             "reason",
-            labels(&reasons, |r| r.reason.map_or(0, |d| d.index() as u32 + 1)),
+            labels(&reasons, |r| r.reason.map_or(0, |d| d.code() + 1)),
         );
         t.push(
             "buffered",
@@ -162,7 +185,7 @@ fn ecn_code(ecn: Ecn) -> u32 {
 mod tests {
     use aqmlab_qdisc::{DropReason, Dropped};
 
-    use super::{Filter, PacketLog};
+    use super::{Filter, PacketLog, Reason};
     use crate::metrics::Column;
     use crate::packet::Kind;
     use crate::scenario::TraceEvent;
@@ -182,20 +205,23 @@ mod tests {
             reason: DropReason::PushOut,
             buffered: true,
         };
-        log.record(9, TraceEvent::Drop, 0, &dropped.packet, Some(&dropped));
-        assert_eq!(log.len(), 2);
+        let drop = Some((Reason::Discipline(dropped.reason), dropped.buffered));
+        log.record(9, TraceEvent::Drop, 0, &dropped.packet, drop);
+        log.record(10, TraceEvent::Drop, 2, &p, Some((Reason::Lost, false)));
+        assert_eq!(log.len(), 3);
         let names = ["a", "b", "c"];
         let t = log.table(|l| names[l as usize].into());
-        assert_eq!(t.u64("time_ns"), [8, 9]);
-        assert_eq!(t.strings("event"), ["dequeue", "drop"]);
-        assert_eq!(t.strings("link"), ["c", "a"]);
-        assert_eq!(t.u64("flow"), [1, 1]);
-        assert_eq!(t.u64("seq"), [7, 9]);
-        assert_eq!(t.strings("kind"), ["data", "data"]);
-        assert_eq!(t.strings("ecn"), ["ect", "ect"]);
-        assert_eq!(t.strings("reason"), ["", "push_out"]);
-        assert_eq!(t.get("buffered"), Some(&Column::Bool(vec![false, true])));
+        assert_eq!(t.u64("time_ns"), [8, 9, 10]);
+        assert_eq!(t.strings("event"), ["dequeue", "drop", "drop"]);
+        assert_eq!(t.strings("link"), ["c", "a", "c"]);
+        assert_eq!(t.u64("flow"), [1, 1, 1]);
+        assert_eq!(t.u64("seq"), [7, 9, 7]);
+        assert_eq!(t.strings("kind"), ["data", "data", "data"]);
+        assert_eq!(t.strings("ecn"), ["ect", "ect", "ect"]);
+        assert_eq!(t.strings("reason"), ["", "push_out", "lost"]);
+        let buffered = Column::Bool(vec![false, true, false]);
+        assert_eq!(t.get("buffered"), Some(&buffered));
         let lengths: Vec<usize> = t.columns.iter().map(|(_, c)| c.len()).collect();
-        assert!(lengths.iter().all(|&n| n == 2), "{lengths:?}");
+        assert!(lengths.iter().all(|&n| n == 3), "{lengths:?}");
     }
 }
