@@ -990,11 +990,12 @@ class ParetoParams:
     senders: int = 200
     sample_s: float = 0.050  #: the script's time_slice
     seed: int = 1
+    rate_bps: float = OC3_BPS  #: the bottleneck (bench/ns2/appenzeller_pareto.py scales it down)
 
     @property
     def link(self) -> LongFlows:
         """The link: 155 Mb/s, 'RTT of approximately 100 ms' (section 5.5)."""
-        return LongFlows(OC3_BPS, 0.100, warmup_s=self.warmup_s, measure_s=self.duration_s - self.warmup_s, seeds=1)
+        return LongFlows(self.rate_bps, 0.100, warmup_s=self.warmup_s, measure_s=self.duration_s - self.warmup_s, seeds=1)
 
     def scenario(self, buffer: int) -> dict[str, Any]:
         s = self.link.scenario(self.senders, buffer, self.seed)
