@@ -14,6 +14,12 @@ as written, each flow a fresh Reno agent, in the TCP models of bench/ns2/appenze
            queue-limit B (B - 1 waiting packets);
   matched  the agent variables aqmlab's translator sets (aqmlab.ns2.translate.sender_vars),
            and queue-limit B + 1;
+  matched_syn  the matched model with delay_growth_ true: with syn_ true, the SYN goes
+           alone and the data wait for its ACK, as aqmlab's SYN exchange (the translator's
+           delay_growth_ false sends the first data packet with the SYN);
+  era      the thesis model with the timer defaults of the ns-2 of 2003, when the thesis
+           ran: minrto_ 1 s (0.2 s from 2004/10/14), rtxcur_init_ 6 s (3 s from 2006/01/21),
+           maxrto_ 64 s (60 s from 2007/03/28), updated_rttvar_ false (added 2006/01/21);
   pool     the thesis model with agents reused: a client's finished flow leaves its agent
            (cwnd_, ssthresh_, RTT estimate) to the client's next flow.
 
@@ -91,11 +97,16 @@ def flows_file(p: ParetoParams, buffer: int, out: Path, path: Path) -> list[floa
     return [float(delay_ns[f"access_{s}"]) / 1e6 for s in senders]
 
 
+ERA = ["minrto_ 1.0", "rtxcur_init_ 6.0", "maxrto_ 64", "updated_rttvar_ false"]
+MODELS = ("thesis", "matched", "matched_syn", "era", "pool")
+
+
 def ns2_run(p: ParetoParams, buffer: int, model: str, flows: Path, lats: list[float]) -> dict[str, Any]:
     profile = Scenario.coerce(p.scenario(buffer)).resolve()["tcp_profiles"][0]
-    tcp_vars = sender_vars(profile, "tcp") if model == "matched" else []
+    matched = sender_vars(profile, "tcp")
+    tcp_vars = {"matched": matched, "matched_syn": [*matched, "delay_growth_ true"], "era": ERA}.get(model, [])
     args = {
-        "bw": p.rate_bps / 8e6, "bneck_buffer": buffer + (1 if model == "matched" else 0),
+        "bw": p.rate_bps / 8e6, "bneck_buffer": buffer + (1 if model.startswith("matched") else 0),
         "time_length": p.duration_s, "time_startphase": p.warmup_s, "time_slice": p.sample_s,
         "clients": p.senders, "access_lats": " ".join(map(repr, lats)), "flows_file": str(flows),
         "agents": "pool" if model == "pool" else "fresh", "seed": p.seed, "tcp_vars": " ".join(tcp_vars),
@@ -124,10 +135,12 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=70.0)
     ap.add_argument("--warmup", type=float, default=40.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--models", default="thesis,matched,pool")
+    ap.add_argument("--models", default="thesis,matched,pool", help=f"of {', '.join(MODELS)}")
     ap.add_argument("--out", type=Path, help="append the rows to this JSON file")
     args = ap.parse_args()
     p = params(args)
+    if unknown := set(args.models.split(",")) - set(MODELS):
+        ap.error(f"--models: no model {', '.join(sorted(unknown))}; the models are {', '.join(MODELS)}")
     with tempfile.TemporaryDirectory(prefix="pareto-") as tmp:
         work = Path(tmp)
         rows = []

@@ -13,7 +13,8 @@
 # D, P, R: packets that left, were dropped at and arrived at the bottleneck in the slice.
 # At the end one line:
 #     summary util U loss L flows N finished F
-# over the measurement window (time_startphase to time_length).
+# over the measurement window (time_startphase to time_length): U the bytes that left the
+# bottleneck over its capacity, L drops over arrivals, N the flows started, F finished.
 #
 # From the thesis (Appendix A.4, section 5.5):
 #   - the header's names, units and defaults: load, bw in MB/s (19.375 = OC3),
@@ -159,8 +160,8 @@ if {$flows_file ne ""} {
 }
 
 # --- Measurement
-set last [list 0 0 0]
-set totals [list 0 0 0]
+set last [list 0 0 0 0]
+set totals [list 0 0 0 0]
 proc slice {} {
     global ns qmon active time_slice time_startphase last totals
     set now [$ns now]
@@ -172,11 +173,13 @@ proc slice {} {
             if {[$tcp set cwnd_] >= [$tcp set ssthresh_]} { incr ca }
         }
     }
-    set counts [list [$qmon set pdepartures_] [$qmon set pdrops_] [$qmon set parrivals_]]
-    lassign [lmap c $counts l $last {expr {$c - $l}}] dep drops arr
+    # bdepartures_ is a C int: its step, taken modulo 2^32, survives a wrap
+    set counts [list [$qmon set pdepartures_] [$qmon set pdrops_] [$qmon set parrivals_] [$qmon set bdepartures_]]
+    set steps [lmap c $counts l $last {expr {($c - $l) % 4294967296}}]
+    lassign $steps dep drops arr
     set last $counts
     if {$now > $time_startphase + 1e-9} {
-        set totals [lmap t $totals d [list $dep $drops $arr] {expr {$t + $d}}]
+        set totals [lmap t $totals d $steps {expr {$t + $d}}]
     }
     puts [format "slice %.3f active %d ca %d queue %d departures %d drops %d arrivals %d" \
         $now $n $ca [$qmon set pkts_] $dep $drops $arr]
@@ -185,10 +188,10 @@ proc slice {} {
 
 proc finish {} {
     global totals bneck_bw_n time_length time_startphase started finished
-    lassign $totals dep drops arr
-    set capacity [expr {$bneck_bw_n * 1000.0 / 8000.0 * ($time_length - $time_startphase)}]
+    lassign $totals dep drops arr bytes
+    set capacity [expr {$bneck_bw_n * 1000.0 / 8.0 * ($time_length - $time_startphase)}]
     puts [format "summary util %.6f loss %.6f flows %d finished %d" \
-        [expr {$dep / $capacity}] [expr {$arr > 0 ? double($drops) / $arr : 0.0}] $started $finished]
+        [expr {$bytes / $capacity}] [expr {$arr > 0 ? double($drops) / $arr : 0.0}] $started $finished]
     exit 0
 }
 
