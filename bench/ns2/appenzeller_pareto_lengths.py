@@ -31,7 +31,8 @@ def variant(spec: str) -> tuple[ParetoParams, int]:
     values = dict(item.split("=", 1) for item in spec.split(","))
     buffer = int(values.pop("buffer", 1650))
     if unknown := set(values) - set(types):
-        sys.exit(f"{spec}: ParetoParams has no {', '.join(sorted(unknown))}")
+        print(f"{spec}: ParetoParams has no {', '.join(sorted(unknown))}", file=sys.stderr)
+        sys.exit(2)
     cast = {k: int(v) if types[k] in (int, "int") else float(v) for k, v in values.items()}
     return replace(Fig59.fidelities["paper"], **cast), buffer
 
