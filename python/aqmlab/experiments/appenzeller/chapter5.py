@@ -1075,8 +1075,8 @@ PARETO_NOTES = {
     ("large", "loss_rate"): "The load that gives the thesis's picture keeps about 600 flows active here, and Reno's "
                             "loss grows as BDP + B is shared among more flows; the thesis's 1% points to 250-300. At "
                             "its own nominal load of 1.02 ours is 0.6-2.7% (8 seeds), with the link 77-90% used. ns-2 "
-                            "2.35 running the script's Reno on the same flows loses more (4.9% against 4.1% at a "
-                            "quarter of the rate): the printed setup does not give the thesis's 1% "
+                            "2.35 running the script's Reno on the same flows loses more (4.4% against 3.2%): the "
+                            "printed setup does not give the thesis's 1% "
                             "(docs/experiments/appenzeller.md, bench/ns2/appenzeller_pareto.py).",
 }
 
@@ -1104,10 +1104,11 @@ class Pareto(Experiment):
         "number of active flows the load keeps: Reno's loss grows as BDP + B is shared among more of them, and "
         "we need about 600 (nominal 1.3) for the thesis's picture, where its 1% points to 250-300. At its own "
         "nominal 1.02 our loss is its 1% (0.6-2.7% over 8 seeds) but the link is 77-90% used. Our TCP is not "
-        "the cause: ns-2 2.35 running the script's Reno (a fresh agent per flow) on the very same flows, at a "
-        "quarter of the rate, needs as many active flows, keeps the same share of them in congestion avoidance "
-        "and loses more (4.9% against aqmlab's 4.1%); neither the timers of the ns-2 of 2003 nor other flow "
-        "lengths (mean 30-300 packets, shape 1.2-2) give a full link with a high queue at 1% loss, and agents "
+        "the cause: ns-2 2.35 running the script's Reno (a fresh agent per flow) on the very same flows needs "
+        "as many active flows or more, keeps as large a share of them in congestion avoidance and loses more "
+        "(4.4% against aqmlab's 3.2% at the full rate, 4.9% against 4.1% at a quarter of it); neither the "
+        "timers of the ns-2 of 2003 nor (in aqmlab) other flow lengths (mean 30-300 packets, shape 1.2-2) give "
+        "a full link with a high queue at 1% loss, and agents "
         "reused from flow to flow double the share in congestion avoidance but still lose 3.6%. The thesis's "
         "setup differs from its printed script in something the appendix leaves out "
         "(docs/experiments/appenzeller.md; bench/ns2/appenzeller_pareto.py)."
