@@ -53,7 +53,9 @@ ACCEPTANCE: dict[str, tuple[str, str]] = {
             "B = 165: utilization > 99%, queue 0-165, > 100 flows in CA (Figs 5.9, 5.10)",
             "Loss 3.2% (5.5% with B = 165) against ~1%, and the large buffer's queue dips to 623 once: the load "
             "that gives the thesis's picture keeps about 600 flows active here, where its 1% points to 250-300; at "
-            "its nominal 1.02 our loss is its 1% but the link is 77-90% used (appenzeller.fig5_9, fig5_10)."),
+            "its nominal 1.02 our loss is its 1% but the link is 77-90% used. ns-2 2.35 running the script's Reno on "
+            "the same flows gives the same picture and loses more: the printed setup does not give the thesis's "
+            "(appenzeller.fig5_9, fig5_10; bench/ns2/appenzeller_pareto.py)."),
     "R18": ("GSR OC3 (RTT·C = 1291): utilization 94.9/98.1/99.8/99.7% (n = 100, 0.5-3× BDP/√n) ... "
             "99.5/100/100/99.9% (n = 400) (Fig 6.1)",
             "Simulated with the router's 43-packet hidden FIFO counted as buffer (appenzeller.fig6_1); its "
