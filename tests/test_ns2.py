@@ -148,3 +148,27 @@ def test_a_lossy_link_becomes_ns2_s_error_model_and_loses_as_much(tmp_path):
         trials = q["window_arrivals"]  # no queue drop: every arrival went on the wire
         assert trials > 8_000 and q["window_drops"] == 0
         assert abs(q["window_lost"] - trials * p) < 4 * math.sqrt(trials * p * (1 - p)), q
+
+
+@pytest.mark.parametrize("syn", [False, True])
+def test_a_short_flow_completes_when_ns2_s_does_with_and_without_a_syn(syn, tmp_path):
+    """With ``syn``, ns-2 sends the SYN alone and opens windowInit_ on its ACK
+    (``delay_growth_``), as aqmlab's handshake does: a short flow on an idle path takes
+    the same round trips in both, one more than without a SYN."""
+    import aqmlab
+    from aqmlab.ns2.run import run_ns2
+
+    s = {
+        "name": "syn", "seed": 1, "duration": "3s", "sample_interval": "0s",
+        "topology": {"kind": "dumbbell", "senders": 1,
+                     "bottleneck": {"rate": "100Mbps", "delay": "50ms", "qdisc": {"kind": "droptail", "limit": "1000pkt"}},
+                     "access": {"rate": "1Gbps", "delay": "0ms"}},
+        "tcp": {"syn": syn},
+        "flows": [{"kind": "tcp", "size": "20pkt", "start": "0s"}],
+    }
+    r = Scenario.coerce(s).resolve()
+    theirs = run_ns2(r, tmp_path).flows.row(0, named=True)["completion_time_s"]
+    ours = aqmlab.run(s).flows.row(0, named=True)["completion_time_s"]
+    rtt = 0.1
+    # 20 packets from a window of 2 doubling: 2 + 4 + 8 + 6, four round trips of data
+    assert round(ours / rtt) == round(theirs / rtt) == (5 if syn else 4), (ours, theirs)

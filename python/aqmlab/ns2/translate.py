@@ -69,9 +69,11 @@ def sender_vars(p: dict[str, Any], where: str) -> list[str]:
         # packet but sequence number 0 (tcp.cc, output()), so it is left out.
         f"packetSize_ {p['packet_size']}",
         "useHeaders_ false",
-        # Growth from the first ACK; ns-2's default holds the window at windowInit_
-        # until the first ACK even without a SYN (tcp.cc, recv_newack_helper()).
-        "delay_growth_ false",
+        # With a SYN, delay_growth_ makes it one packet alone and opens windowInit_ on its
+        # ACK, as aqmlab's handshake does (tcp.cc, set_initial_window()); without one,
+        # ns-2's default would hold the window at windowInit_ until the first ACK
+        # (tcp.cc, recv_newack_helper()), so it is off.
+        f"delay_growth_ {'true' if p['syn'] else 'false'}",
         f"window_ {p['receiver_window']}",
         f"windowInit_ {p['initial_window']}",
         f"numdupacks_ {p['dupack_threshold']}",
