@@ -13,10 +13,10 @@ as written, each flow a fresh Reno agent, in the TCP models of bench/ns2/appenze
   thesis   ns-2 2.35's defaults but for window_ and packetSize_ (the script's), and
            queue-limit B (B - 1 waiting packets);
   matched  the agent variables aqmlab's translator sets (aqmlab.ns2.translate.sender_vars),
-           and queue-limit B + 1;
-  matched_syn  the matched model with delay_growth_ true: with syn_ true, the SYN goes
-           alone and the data wait for its ACK, as aqmlab's SYN exchange (the translator's
-           delay_growth_ false sends the first data packet with the SYN);
+           and queue-limit B + 1, but delay_growth_ false: the first data packet goes with
+           the SYN, a handshake that costs no round trip;
+  matched_syn  the translator's variables as they are: delay_growth_ true, the SYN goes
+           alone and the data wait for its ACK, as aqmlab's SYN exchange;
   era      the thesis model with the timer defaults of the ns-2 of 2003, when the thesis
            ran: minrto_ 1 s (0.2 s from 2004/10/14), rtxcur_init_ 6 s (3 s from 2006/01/21),
            maxrto_ 64 s (60 s from 2007/03/28), updated_rttvar_ false (added 2006/01/21);
@@ -104,7 +104,7 @@ MODELS = ("thesis", "matched", "matched_syn", "era", "pool")
 def ns2_run(p: ParetoParams, buffer: int, model: str, flows: Path, lats: list[float]) -> dict[str, Any]:
     profile = Scenario.coerce(p.scenario(buffer)).resolve()["tcp_profiles"][0]
     matched = sender_vars(profile, "tcp")
-    tcp_vars = {"matched": matched, "matched_syn": [*matched, "delay_growth_ true"], "era": ERA}.get(model, [])
+    tcp_vars = {"matched": [*matched, "delay_growth_ false"], "matched_syn": matched, "era": ERA}.get(model, [])
     args = {
         "bw": p.rate_bps / 8e6, "bneck_buffer": buffer + (1 if model.startswith("matched") else 0),
         "time_length": p.duration_s, "time_startphase": p.warmup_s, "time_slice": p.sample_s,
