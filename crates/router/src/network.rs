@@ -17,14 +17,6 @@ use crate::packet::{FlowKeyMode, Headers, RealPacket};
 /// No route.
 const NONE: u32 = u32::MAX;
 
-/// A buffer read at the router, with what routing needs of it.
-struct Parsed {
-    headers: Headers,
-    /// The host its destination address names.
-    dst_host: u32,
-    data: Vec<u8>,
-}
-
 pub struct Network {
     pub links: Vec<Link>,
     /// `routes[node * hosts + host]`: the link a packet for `host` takes from `node`.
@@ -129,19 +121,32 @@ impl Network {
         // Events up to `self.time` may have been run ahead of the clock (the
         // router's batching): the arrival comes after them.
         let now = now.max(self.time);
-        let Some(parsed) = self.parse(data) else {
-            return;
+        let Ok(headers) = Headers::parse(&data) else {
+            self.ignored += 1;
+            return self.recycle(data);
         };
-        let link = self.route(self.host_nodes[host as usize], parsed.dst_host);
-        if link == NONE || parsed.dst_host == host {
+        let Some(&dst_host) = self.host_of_addr.get(&headers.tuple.dst) else {
             self.unroutable += 1;
-            return self.recycle(parsed.data);
+            return self.recycle(data);
+        };
+        let link = self.route(self.host_nodes[host as usize], dst_host);
+        if link == NONE || dst_host == host {
+            self.unroutable += 1;
+            return self.recycle(data);
         }
-        let flow = self.flow(&parsed.headers);
+        let flow = self.flow(&headers);
         let stats = &mut self.flows[flow as usize];
         stats.arrivals += 1;
-        stats.arrival_bytes += parsed.data.len() as u64;
-        let packet = self.packet(parsed, flow, now, now);
+        stats.arrival_bytes += data.len() as u64;
+        let packet = RealPacket {
+            key: headers.tuple.key(self.flow_key),
+            class: headers.class(self.tag_tos),
+            flow,
+            dst_host,
+            entered: now,
+            enqueued: now,
+            data,
+        };
         self.enqueue(link, packet, now);
     }
 
@@ -149,17 +154,30 @@ impl Network {
     /// link's wire.
     pub fn from_kernel(&mut self, port: u32, data: Vec<u8>, now: Time) {
         let now = now.max(self.time);
-        let Some(parsed) = self.parse(data) else {
-            return;
+        let Ok(headers) = Headers::parse(&data) else {
+            self.ignored += 1;
+            return self.recycle(data);
         };
-        let held = self.kernel.release(parsed.headers.tuple, &parsed.data);
-        let flow = self.flow(&parsed.headers);
-        let packet = self.packet(parsed, flow, held.map_or(now, |h| h.entered), now);
+        let Some(&dst_host) = self.host_of_addr.get(&headers.tuple.dst) else {
+            self.unroutable += 1;
+            return self.recycle(data);
+        };
+        let held = self.kernel.release(headers.tuple, &data);
+        let flow = self.flow(&headers);
         let link = &mut self.links[self.kernel_links[port as usize] as usize];
-        link.counters.count_departures(1, packet.data.len() as u64);
+        link.counters.count_departures(1, data.len() as u64);
         if let Some(h) = held {
             link.sojourn.record(now - h.handed);
         }
+        let packet = RealPacket {
+            key: headers.tuple.key(self.flow_key),
+            class: headers.class(self.tag_tos),
+            flow,
+            dst_host,
+            entered: held.map_or(now, |h| h.entered),
+            enqueued: now,
+            data,
+        };
         link.put_on_wire(packet, now);
     }
 
@@ -265,41 +283,6 @@ impl Network {
 
     fn route(&self, node: u32, host: u32) -> u32 {
         self.routes[node as usize * self.host_nodes.len() + host as usize]
-    }
-
-    /// `data`'s headers and the host its destination address names; `None`
-    /// when it is not IPv4 (counted as ignored) or no host has the address
-    /// (unroutable), the buffer back in the pool.
-    fn parse(&mut self, data: Vec<u8>) -> Option<Parsed> {
-        let Ok(headers) = Headers::parse(&data) else {
-            self.ignored += 1;
-            self.recycle(data);
-            return None;
-        };
-        let Some(&dst_host) = self.host_of_addr.get(&headers.tuple.dst) else {
-            self.unroutable += 1;
-            self.recycle(data);
-            return None;
-        };
-        Some(Parsed {
-            headers,
-            dst_host,
-            data,
-        })
-    }
-
-    /// The packet `parsed` carries, of flow `flow`, in the network since
-    /// `entered` and queued at `now`.
-    fn packet(&self, parsed: Parsed, flow: u32, entered: Time, now: Time) -> RealPacket {
-        RealPacket {
-            key: parsed.headers.tuple.key(self.flow_key),
-            class: parsed.headers.class(self.tag_tos),
-            flow,
-            dst_host: parsed.dst_host,
-            entered,
-            enqueued: now,
-            data: parsed.data,
-        }
     }
 
     fn flow(&mut self, headers: &Headers) -> u32 {
