@@ -172,8 +172,8 @@ def test_fig5_1_quick(tmp_path, store):
     assert {f.name: f.read_bytes() for f in d.iterdir() if f.name != "timing.json"} == before
 
 
-def test_fig3_4_quick(tmp_path, store):
-    rep = experiments.reproduce("appenzeller.fig3_4", "quick", out=tmp_path, store=store, workers=2)
+def test_fig3_4_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig3_4")
     t = rep.table.sort("flows")
     assert t["flows"].to_list() == [5, 50, 200]
     assert not t["censored"].any()
@@ -186,8 +186,8 @@ def test_fig3_4_quick(tmp_path, store):
     assert [c.key for c in rep.comparisons] == ["min_buffer_n50", "min_buffer_n200"]
 
 
-def test_fig5_2_quick(tmp_path, store):
-    rep = experiments.reproduce("appenzeller.fig5_2", "quick", out=tmp_path, store=store, workers=2)
+def test_fig5_2_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_2")
     t = rep.table
     assert t.height == 2 * 4 and not t["censored"].any()
     for n in (100, 400):
@@ -198,8 +198,8 @@ def test_fig5_2_quick(tmp_path, store):
     assert not math.isnan(found["ratio_top_to_bottom"]) and found["ratio_top_to_bottom"] >= 1
 
 
-def test_fig5_2_low_quick(tmp_path, store):
-    rep = experiments.reproduce("appenzeller.fig5_2_low", "quick", out=tmp_path, store=store, workers=2)
+def test_fig5_2_low_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_2_low")
     t = rep.table.sort("flows")
     assert t["flows"].to_list() == [100, 400] and not t["censored"].any()
     b = t["min_buffer"].to_list()
@@ -209,8 +209,8 @@ def test_fig5_2_low_quick(tmp_path, store):
     assert {c.key for c in rep.comparisons} == {"over_rule_n100", "over_rule_n400"}
 
 
-def test_fig5_3_quick(tmp_path, store):
-    rep = experiments.reproduce("appenzeller.fig5_3", "quick", out=tmp_path, store=store, workers=2)
+def test_fig5_3_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_3")
     t = rep.table
     assert t.height == 2 * 4
     assert ((t["utilization"] - 0.8).abs() < 0.12).all()  # the offered 80%, give or take a short run's luck

@@ -4,7 +4,6 @@ the closed forms of its acceptance references, and the report's table of R1-R22.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,21 +13,12 @@ from aqmlab.experiments.appenzeller import ACCEPTANCE
 from aqmlab.report import acceptance_rows, collect
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("reproduce")
-
-
-def _quick(exp_id: str, out: Path, store: Path) -> experiments.Reproduction:
-    return experiments.reproduce(exp_id, "quick", out=out, store=store, workers=1)
-
-
 def _by_key(rep: experiments.Reproduction) -> dict[str, experiments.Comparison]:
     return {c.key: c for c in rep.comparisons}
 
 
-def test_fig2_6_accounts_for_every_packet(out, store):
-    rep = _quick("appenzeller.fig2_6", out, store)
+def test_fig2_6_accounts_for_every_packet(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig2_6", workers=1)
     f = rep.meta["findings"]
     # both regimes are in the run: the link idle part of the time, busy another part
     assert f["share_below"] > 0.2 and f["share_busy"] > 0.2
@@ -41,8 +31,8 @@ def test_fig2_6_accounts_for_every_packet(out, store):
     assert (t["sum_cwnd"] > 2 * t["bdp_plus_queue"]).any()
 
 
-def test_fig3_2_and_3_3_the_window_sum(out, store):
-    rep = _quick("appenzeller.fig3_2", out, store)
+def test_fig3_2_and_3_3_the_window_sum(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig3_2", workers=1)
     f, t = rep.meta["findings"], rep.table
     for n in (500, 1000):
         d = t.filter(pl.col("flows") == n)
@@ -58,15 +48,15 @@ def test_fig3_2_and_3_3_the_window_sum(out, store):
     assert comp["correlation_n1000"].ok and comp["correlation_n1000"].acceptance == "R6"
     assert not comp["std_n500"].ok  # the documented difference
     # Fig 3.3 reads the same runs: the sum tracks Q + 2T_p C (10,500 packets)
-    rep33 = _quick("appenzeller.fig3_3", out, store)
+    rep33 = reproduce_quick("appenzeller.fig3_3", workers=1)
     f33 = rep33.meta["findings"]
     assert rep33.meta["runs_computed"] == 0
     assert f33["offset"] == pytest.approx(10500, rel=0.1)
     assert f33["tracking_error"] < 0.05 and f33["share_inside"] > 0.5
 
 
-def test_fig4_2_mean_queue_at_high_bandwidths(out, store):
-    rep = _quick("appenzeller.fig4_2", out, store)
+def test_fig4_2_mean_queue_at_high_bandwidths(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig4_2", workers=1)
     t = rep.table
     assert set(t["rate_mbps"]) == {40.0, 200.0}
     assert ((t["utilization"] - 0.8).abs() < 0.1).all()
@@ -78,8 +68,8 @@ def test_fig4_2_mean_queue_at_high_bandwidths(out, store):
     assert f["spread_l14"] < 1.25  # the bandwidth does not matter
 
 
-def test_fig4_3_queue_tail(out, store):
-    rep = _quick("appenzeller.fig4_3", out, store)
+def test_fig4_3_queue_tail(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig4_3", workers=1)
     t = rep.table
     for l in (2, 62):
         d = t.filter(pl.col("length") == l).sort("b")
@@ -93,8 +83,8 @@ def test_fig4_3_queue_tail(out, store):
     assert q62 > 5 * q2
 
 
-def test_theory_checks_of_the_printed_numbers(out, store):
-    rep = _quick("appenzeller.theory", out, store)
+def test_theory_checks_of_the_printed_numbers(reproduce_quick):
+    rep = reproduce_quick("appenzeller.theory", workers=1)
     comp = _by_key(rep)
     assert rep.meta["runs_computed"] == 0
     for key in ("eq37_n100_k1", "n10000_k1", "n10000_k2", "rule_of_thumb_gbit", "abstract_reduction", "rtt_ratio_n100"):
@@ -107,8 +97,8 @@ def test_theory_checks_of_the_printed_numbers(out, store):
     assert saved[0]["acceptance"] == "R3"
 
 
-def test_report_lists_every_acceptance_reference(out, store):
-    _quick("appenzeller.theory", out, store)
+def test_report_lists_every_acceptance_reference(reproduce_quick, out):
+    reproduce_quick("appenzeller.theory", workers=1)
     rows = acceptance_rows(collect(out))
     assert [r[0] for r in rows] == [f"R{i}" for i in range(1, 23)] == list(ACCEPTANCE)
     verdict = {r[0]: r[3] for r in rows}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,18 +13,9 @@ import pytest
 import aqmlab
 from aqmlab import experiments
 from aqmlab.experiments.appenzeller import chapter5, chapter6, common
-from aqmlab.scenario import Scenario
 from aqmlab.sweeps import make_task
 from aqmlab.theory.short_flows import burst_distribution, mg1_mean_queue
 from aqmlab.theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
-
-
-def _run(exp_id: str, tmp_path: Path, store: Path):
-    rep = experiments.reproduce(exp_id, "quick", out=tmp_path, store=store, workers=2)
-    for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):
-        assert (rep.directory / name).stat().st_size > 0
-    Scenario.load(rep.directory / "scenario.toml")  # the example runs as it is
-    return rep, rep.experiment.findings(rep.table, rep.experiment.fidelities["quick"])
 
 
 # ---------------------------------------------------------------------------
@@ -95,8 +85,9 @@ def test_the_testbed_fidelity_is_within_the_emulators_limits_and_the_scaled_one_
 # short flows alone
 
 
-def test_fig5_4_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig5_4", tmp_path, store)
+def test_fig5_4_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_4")
+    found = rep.meta["findings"]
     t = rep.table
     assert t.height == 3 * 2 and not t["censored"].any()
     b = {(r["access_mbps"], r["length"]): r["min_buffer"] for r in t.iter_rows(named=True)}
@@ -111,8 +102,9 @@ def test_fig5_4_quick(tmp_path, store):
     assert found["slow_over_same"] < 0.9 and 0.9 < found["fast_over_same"] < 1.5
 
 
-def test_fig5_5_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig5_5", tmp_path, store)
+def test_fig5_5_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_5")
+    found = rep.meta["findings"]
     t = rep.table
     assert t.height == 3 * 4
     # four round trips of 89 ms at light load, whatever the buffer
@@ -132,8 +124,9 @@ def test_fig5_5_quick(tmp_path, store):
 # mixes of long and short flows
 
 
-def test_fig5_6_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig5_6", tmp_path, store)
+def test_fig5_6_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_6")
+    found = rep.meta["findings"]
     t = rep.table.sort("flows")
     assert t["flows"].to_list() == [150, 400] and not t["censored"].any()
     assert t["min_buffer"][0] > t["min_buffer"][1]
@@ -159,8 +152,9 @@ def test_fig5_6_timer():
     assert runs[("rfc6298", 339)]["duplicate_packets"] > 3 * runs[("ns2", 339)]["duplicate_packets"]
 
 
-def test_fig5_7_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig5_7", tmp_path, store)
+def test_fig5_7_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_7")
+    found = rep.meta["findings"]
     t = rep.table
     assert t.height == 2 * 2
     for n in (20, 200):
@@ -172,8 +166,9 @@ def test_fig5_7_quick(tmp_path, store):
     assert 0.4 < found["afct_small_over_large_n200"] < 0.8
 
 
-def test_fig5_8_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig5_8", tmp_path, store)
+def test_fig5_8_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig5_8")
+    found = rep.meta["findings"]
     t = rep.table
     assert sorted(t["short_load"].to_list()) == [0.1, 0.3] and not t["censored"].any()
     for r in t.iter_rows(named=True):
@@ -186,9 +181,11 @@ def test_fig5_8_quick(tmp_path, store):
 # Pareto flow lengths
 
 
-def test_fig5_9_and_5_10_quick(tmp_path, store):
-    rep9, large = _run("appenzeller.fig5_9", tmp_path, store)
-    rep10, small = _run("appenzeller.fig5_10", tmp_path, store)
+def test_fig5_9_and_5_10_quick(reproduce_quick):
+    rep9 = reproduce_quick("appenzeller.fig5_9")
+    large = rep9.meta["findings"]
+    rep10 = reproduce_quick("appenzeller.fig5_10")
+    small = rep10.meta["findings"]
     assert rep9.table.equals(rep10.table)  # the same two runs
     t = rep9.table
     p = rep9.experiment.fidelities["quick"]
@@ -205,8 +202,9 @@ def test_fig5_9_and_5_10_quick(tmp_path, store):
 # chapter 6
 
 
-def test_fig6_1_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig6_1", tmp_path, store)
+def test_fig6_1_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig6_1")
+    found = rep.meta["findings"]
     t = rep.table
     assert t.height == 4
     at = {(r["flows"], r["multiple"]): r for r in t.iter_rows(named=True)}
@@ -219,8 +217,9 @@ def test_fig6_1_quick(tmp_path, store):
     assert at[(100, 0.5)]["utilization_with_fifo"] < 0.99 < at[(400, 2)]["utilization_with_fifo"]
 
 
-def test_fig6_9_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig6_9", tmp_path, store)
+def test_fig6_9_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig6_9")
+    found = rep.meta["findings"]
     t = rep.table.sort("buffer")
     assert t["buffer"].to_list() == [46, 500]
     # the thesis's model column: Eq 3.7 with 2T C = 1121 packets and n = 400
@@ -244,8 +243,9 @@ def test_the_scaled_lab_measures_what_the_full_rate_one_does(store):
     assert scaled[0]["bottleneck_loss_rate"] == pytest.approx(full[0]["bottleneck_loss_rate"], rel=0.25)
 
 
-def test_fig6_2_quick(tmp_path, store):
-    rep, found = _run("appenzeller.fig6_2", tmp_path, store)
+def test_fig6_2_quick(reproduce_quick):
+    rep = reproduce_quick("appenzeller.fig6_2")
+    found = rep.meta["findings"]
     t = rep.table
     for l in (14, 62):
         d = t.filter(pl.col("length") == l).sort("queue")

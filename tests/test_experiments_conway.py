@@ -4,8 +4,6 @@ paper's verdicts."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
@@ -13,14 +11,6 @@ import aqmlab
 from aqmlab import experiments
 from aqmlab.experiments import conway
 from aqmlab.scenario import Scenario
-
-
-def _run(exp_id: str, tmp_path: Path, store: Path):
-    rep = experiments.reproduce(exp_id, "quick", out=tmp_path, store=store, workers=1)
-    for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):
-        assert (rep.directory / name).stat().st_size > 0
-    Scenario.load(rep.directory / "scenario.toml")  # the example runs as it is
-    return rep, rep.experiment.findings(rep.table, rep.experiment.fidelities["quick"])
 
 
 def test_registered_after_appenzeller_in_seed_order():
@@ -44,8 +34,9 @@ def test_scenarios_follow_the_reports_setup():
     assert (udp["start"], udp["stop"]) == ("10000000us", "40000000us")
 
 
-def test_two_flow(tmp_path, store):
-    rep, f = _run("conway.two_flow", tmp_path, store)
+def test_two_flow(reproduce_quick):
+    rep = reproduce_quick("conway.two_flow", workers=1)
+    f = rep.meta["findings"]
     for d in ("droptail", "red_linux"):
         assert f[f"{d}_tcp_share"] < 0.05  # UDP takes the link
     for d in ("cbt", "dcbt"):
@@ -61,8 +52,9 @@ def test_two_flow(tmp_path, store):
     assert f["dcbt_udp_first_tcp_share"] > 0.8 * f["dcbt_tcp_share"]  # Fig 5.3: TCP joins without collapse
 
 
-def test_three_flow_thresholds_follow_the_flows(tmp_path, store):
-    rep, f = _run("conway.three_flow", tmp_path, store)
+def test_three_flow_thresholds_follow_the_flows(reproduce_quick):
+    rep = reproduce_quick("conway.three_flow", workers=1)
+    f = rep.meta["findings"]
     # UDP's threshold beside one TCP and one multimedia flow: 2/3 x 4000 B counting every UDP
     # flow, CBT's 2000 B, 1/3 x 4000 B counting untagged flows only; UDP's throughput follows.
     assert f["dcbt_udp_with_tcp_mm"] > f["cbt_udp_with_tcp_mm"] > f["dcbt_untagged_udp_with_tcp_mm"]
@@ -75,8 +67,9 @@ def test_three_flow_thresholds_follow_the_flows(tmp_path, store):
     assert f["chips_tcp_over_dcbt"] == pytest.approx(1.0, abs=0.05)
 
 
-def test_chips_lowers_the_multimedia_jitter(tmp_path, store):
-    rep, f = _run("conway.jitter", tmp_path, store)
+def test_chips_lowers_the_multimedia_jitter(reproduce_quick):
+    rep = reproduce_quick("conway.jitter", workers=1)
+    f = rep.meta["findings"]
     assert f["three_chips_jitter_mean_ms"] < 0.9 * f["three_dcbt_jitter_mean_ms"]
     assert f["three_chips_jitter_p99_ms"] < f["three_dcbt_jitter_p99_ms"]
     assert f["three_chips_sojourn_p99_ms"] < f["three_dcbt_sojourn_p99_ms"]

@@ -3,8 +3,6 @@ must show (orderings, the interference classes against the theory), not the pape
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from aqmlab import experiments
@@ -13,14 +11,6 @@ from aqmlab.scenario import Scenario
 from aqmlab.theory.mqfq import capture_bound
 
 C_KBPS = georg.CAPACITY_BPS / 1e3
-
-
-def _run(exp_id: str, tmp_path: Path, store: Path):
-    rep = experiments.reproduce(exp_id, "quick", out=tmp_path, store=store, workers=2)
-    for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):
-        assert (rep.directory / name).stat().st_size > 0
-    Scenario.load(rep.directory / "scenario.toml")  # the example runs as it is
-    return rep, {c.key: c.ours for c in rep.comparisons}, rep.experiment.findings(rep.table, rep.experiment.fidelities["quick"])
 
 
 def test_scenarios_follow_the_reports_setup():
@@ -36,8 +26,9 @@ def test_scenarios_follow_the_reports_setup():
     Scenario.model_validate(b4)
 
 
-def test_fig1_interference_classes_match_the_theory(tmp_path, store):
-    rep, ours, f = _run("georg.fig1", tmp_path, store)
+def test_fig1_interference_classes_match_the_theory(reproduce_quick):
+    rep = reproduce_quick("georg.fig1")
+    f = rep.meta["findings"]
     assert all(c.ok for c in rep.comparisons), [(c.key, c.ours, c.paper) for c in rep.comparisons if not c.ok]
     for case in ("A2", "B3"):
         # the flows that share every queue with the misbehaver do worst, those sharing none best
@@ -49,8 +40,9 @@ def test_fig1_interference_classes_match_the_theory(tmp_path, store):
     assert f["A2_mqfq_one_shared_kbps"] > 0.7 * georg.FAIR_KBPS
 
 
-def test_cbr_orderings(tmp_path, store):
-    rep, ours, f = _run("georg.cbr", tmp_path, store)
+def test_cbr_orderings(reproduce_quick):
+    rep = reproduce_quick("georg.cbr")
+    f = rep.meta["findings"]
     # MQFQ's misbehaver holds at most two queues' worth; MQFQ's range is narrower (A1)
     assert f["A2_mqfq_misbehaver"] <= 1.1 * capture_bound(2, 16, C_KBPS)
     assert f["A1_range_mqfq_minus_sfq"] < 0
@@ -61,8 +53,9 @@ def test_cbr_orderings(tmp_path, store):
     assert f["A1_sfq_utilization"] > 0.99 and f["A1_mqfq_utilization"] > 0.99
 
 
-def test_tcp_orderings(tmp_path, store):
-    rep, ours, f = _run("georg.tcp", tmp_path, store)
+def test_tcp_orderings(reproduce_quick):
+    rep = reproduce_quick("georg.tcp")
+    f = rep.meta["findings"]
     # the CBR flow takes one queue's fair share under SFQ, two under MQFQ (B3)
     assert f["B3_sfq_cbr"] == pytest.approx(capture_bound(1, 16, C_KBPS), rel=0.15)
     assert f["B3_mqfq_cbr"] == pytest.approx(capture_bound(2, 16, C_KBPS), rel=0.15)
@@ -73,8 +66,9 @@ def test_tcp_orderings(tmp_path, store):
     assert all(f[f"B4_{s}_rtt_correlation"] < -0.3 for s in georg.SCHEMES)
 
 
-def test_more_hashes_give_the_misbehaver_more(tmp_path, store):
-    rep, ours, f = _run("georg.hashes", tmp_path, store)
+def test_more_hashes_give_the_misbehaver_more(reproduce_quick):
+    rep = reproduce_quick("georg.hashes")
+    f = rep.meta["findings"]
     d = georg.MoreHashes.fidelities["quick"].hashes
     cbr = [f[f"C2_d{x}_cbr"] for x in d]
     assert cbr == sorted(cbr)
@@ -87,12 +81,14 @@ def test_more_hashes_give_the_misbehaver_more(tmp_path, store):
     assert fluid == sorted(fluid) and fluid[-1] <= 100.0 + 1e-6
 
 
-def test_fig10_fairness_changes_little_with_the_number_of_flows(tmp_path, store):
-    rep, ours, f = _run("georg.fig10", tmp_path, store)
+def test_fig10_fairness_changes_little_with_the_number_of_flows(reproduce_quick):
+    rep = reproduce_quick("georg.fig10")
+    f = rep.meta["findings"]
     assert f["jain_spread"] <= 0.1
 
 
-def test_fig2_reordering_and_its_two_fixes(tmp_path, store):
-    rep, ours, f = _run("georg.fig2", tmp_path, store)
+def test_fig2_reordering_and_its_two_fixes(reproduce_quick):
+    rep = reproduce_quick("georg.fig2")
+    f = rep.meta["findings"]
     assert f["none_reordered"] > 0
     assert f["resequence_reordered"] == 0 and f["cells_reordered"] == 0

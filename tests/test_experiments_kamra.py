@@ -13,18 +13,6 @@ from aqmlab import experiments
 from aqmlab.experiments import kamra
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("kamra")
-
-
-def _reproduce(exp_id: str, out) -> experiments.Reproduction:
-    rep = experiments.reproduce(exp_id, fidelity="quick", out=out / "reproduce", store=out / "store", workers=2)
-    for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):
-        assert (rep.directory / name).stat().st_size > 0
-    return rep
-
-
 def test_every_kamra_experiment_is_registered():
     ids = {e.id for e in experiments.all_experiments()}
     assert {"kamra.table1", "kamra.fig5_9", "kamra.fig10", "kamra.fig12", "kamra.fig13", "kamra.fig15",
@@ -41,8 +29,8 @@ def test_max_min_shares():
     assert spans[0][2] == {0: 1.9e6}
 
 
-def test_table1_orderings(out):
-    rep = _reproduce("kamra.table1", out)
+def test_table1_orderings(reproduce_quick):
+    rep = reproduce_quick("kamra.table1")
     t = rep.table
 
     def share(s, b):
@@ -66,8 +54,8 @@ def test_table1_orderings(out):
         assert abs(r["tcp_mbps"] + r["cbr_mbps"] - 1.54) < 0.05  # the link stays busy
 
 
-def test_fig5_9_time_series(out):
-    rep = _reproduce("kamra.fig5_9", out)
+def test_fig5_9_time_series(reproduce_quick):
+    rep = reproduce_quick("kamra.fig5_9")
     f = rep.meta["findings"]
     assert f["sfed_tcp_mbps"] > f["choke_tcp_mbps"] > f["red_tcp_mbps"]
     assert f["sfed_tcp_below_half_s"] == 0
@@ -77,8 +65,8 @@ def test_fig5_9_time_series(out):
     assert rep.table.group_by("scheme", "flow_kind").len()["len"].to_list() == [n] * (2 * len(p.setup.schemes))
 
 
-def test_fig10_shares_follow_arrivals_and_departures(out):
-    rep = _reproduce("kamra.fig10", out)
+def test_fig10_shares_follow_arrivals_and_departures(reproduce_quick):
+    rep = reproduce_quick("kamra.fig10")
     f = rep.meta["findings"]
     assert f["moves_with_share"] == 1.0
     # a CBR alone gets its 1.9 Mb/s; two CBRs share the link equally
@@ -89,8 +77,8 @@ def test_fig10_shares_follow_arrivals_and_departures(out):
     assert t.filter((pl.col("name") == "TCP_0") & (pl.col("time_s") > 85))["bps"].max() == 0
 
 
-def test_fig12_fragile_flow(out):
-    rep = _reproduce("kamra.fig12", out)
+def test_fig12_fragile_flow(reproduce_quick):
+    rep = reproduce_quick("kamra.fig12")
     f = rep.meta["findings"]
     # R-SFED and FRED serve a small window almost fully; R-SFED keeps the most past the knee
     assert f["rsfed_small_w"] > 0.85 and f["fred_small_w"] > 0.85
@@ -98,15 +86,15 @@ def test_fig12_fragile_flow(out):
     assert f["rsfed_large_w"] > 2 * max(f["red_large_w"], f["choke_large_w"])
 
 
-def test_fig13_aggregates(out):
-    rep = _reproduce("kamra.fig13", out)
+def test_fig13_aggregates(reproduce_quick):
+    rep = reproduce_quick("kamra.fig13")
     f = rep.meta["findings"]
     assert abs(f["cbr_aggregate_mbps"] - 1) < 0.15 and abs(f["tcp_aggregate_mbps"] - 1) < 0.15
     assert abs(f["cbr_aggregate_mbps"] + f["tcp_aggregate_mbps"] - 2) < 0.05
 
 
-def test_fig15_hierarchy(out):
-    rep = _reproduce("kamra.fig15", out)
+def test_fig15_hierarchy(reproduce_quick):
+    rep = reproduce_quick("kamra.fig15")
     f = rep.meta["findings"]
     # weights hold inside each class, and siblings trade slack
     assert 1.5 < f["CBR_0_mbps"] / f["CBR_1_mbps"] < 2.5
@@ -116,8 +104,8 @@ def test_fig15_hierarchy(out):
     assert f["cbr_class_mbps"] + f["tcp_class_mbps"] > 11.5
 
 
-def test_fig16_chain_against_its_simulation(out):
-    rep = _reproduce("kamra.fig16", out)
+def test_fig16_chain_against_its_simulation(reproduce_quick):
+    rep = reproduce_quick("kamra.fig16")
     t = rep.table.sort("height")
     analytic = t.filter(pl.col("height") < 195)["analytic"].to_list()
     assert all(a > b > 0 for a, b in zip(analytic, analytic[1:]))

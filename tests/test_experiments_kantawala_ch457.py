@@ -18,18 +18,6 @@ from aqmlab.experiments.kantawala import chapter4, chapter5, chapter7
 from aqmlab.theory import kantawala as theory
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("kantawala457")
-
-
-def _reproduce(exp_id: str, out) -> experiments.Reproduction:
-    rep = experiments.reproduce(exp_id, fidelity="quick", out=out / "reproduce", store=out / "store", workers=2)
-    for name in ("experiment.json", "table.parquet", "comparison.json", "figure.png", "scenario.toml"):
-        assert (rep.directory / name).stat().st_size > 0
-    return rep
-
-
 def test_chapters_4_5_7_are_registered_in_chapter_order():
     ids = [e.id for e in experiments.all_experiments() if e.id.startswith("kantawala.")]
     mine = ["kantawala.e4_desync", "kantawala.e4_intervals", "kantawala.e4_smalln", "kantawala.e4_scale",
@@ -121,8 +109,8 @@ def test_band_convergence_counts_both_sides_of_the_band():
     assert chapter7.band_convergence(np.array([]), 0.0, rate, 30.0) == 30.0
 
 
-def test_e7_delay(out):
-    t = _reproduce("kantawala.e7_delay", out).table
+def test_e7_delay(reproduce_quick):
+    t = reproduce_quick("kantawala.e7_delay").table
     p = chapter7.PoissonDelay.fidelities["quick"]
 
     def at(s, load, flow, col="mean_delay_ms"):
@@ -145,8 +133,8 @@ def test_e7_delay(out):
         assert at("scfq", load, "large") < at("wf2q_plus", load, "large") < at("wdrr", load, "large")
 
 
-def test_e7_convergence(out):
-    t = _reproduce("kantawala.e7_convergence", out).table
+def test_e7_convergence(reproduce_quick):
+    t = reproduce_quick("kantawala.e7_convergence").table
     p = chapter7.PoissonConvergence.fidelities["quick"]
     assert t["unconverged"].sum() == 0
 
@@ -166,8 +154,8 @@ def test_e7_convergence(out):
         assert at("wdrr", "equal", load) < at("wdrr", "weighted", load)
 
 
-def test_e7_target_flow(out):
-    t = _reproduce("kantawala.e7_target", out).table.filter(pl.col("target_fraction") == 1.0)
+def test_e7_target_flow(reproduce_quick):
+    t = reproduce_quick("kantawala.e7_target").table.filter(pl.col("target_fraction") == 1.0)
 
     def at(s, k, load, col):
         return t.filter((pl.col("scheduler") == s) & (pl.col("background") == k) & (pl.col("load") == load))[col].item()
@@ -195,8 +183,8 @@ def test_e7_target_flow(out):
 # chapter 5
 
 
-def test_e5_static_distribution(out):
-    t = _reproduce("kantawala.e5_static", out).table
+def test_e5_static_distribution(reproduce_quick):
+    t = reproduce_quick("kantawala.e5_static").table
     table = t.filter(pl.col("part") == "table")
     for flows in table["flows"].unique():
         row = table.filter(pl.col("flows") == flows)
@@ -212,8 +200,8 @@ def test_e5_static_distribution(out):
     assert many.filter(pl.col("policy") == "hash")["max_min"].min() > 1.3
 
 
-def test_e5_churn_balancing_beats_hashing(out):
-    t = chapter5.DestinationChurn.summary_table(_reproduce("kantawala.e5_churn", out).table)
+def test_e5_churn_balancing_beats_hashing(reproduce_quick):
+    t = chapter5.DestinationChurn.summary_table(reproduce_quick("kantawala.e5_churn").table)
     avg = {(r["policy"], r["hold_s"]): r["average"] for r in t.iter_rows(named=True)}
     for h in chapter5.DestinationChurn.fidelities["quick"].hold_times_s:
         # Balancing at Dequeue keeps the flows-per-queue imbalance below plain hashing's,
@@ -225,8 +213,8 @@ def test_e5_churn_balancing_beats_hashing(out):
     assert avg[("dequeue", 2.0)] < avg[("dequeue", 0.5)]
 
 
-def test_e5_population_balancing_beats_hashing(out):
-    rep = _reproduce("kantawala.e5_population", out)
+def test_e5_population_balancing_beats_hashing(reproduce_quick):
+    rep = reproduce_quick("kantawala.e5_population")
     t = chapter5.ratio_summary(rep.table, "rate")
     avg = {r["policy"]: r["average"] for r in t.iter_rows(named=True)}
     mx = {r["policy"]: r["maximum"] for r in t.iter_rows(named=True)}
@@ -239,8 +227,8 @@ def test_e5_population_balancing_beats_hashing(out):
     assert rep.table["time_s"].max() > (2 * (p.high - p.low) / p.rates[0]) * 0.8
 
 
-def test_e5_buckets(out):
-    t = _reproduce("kantawala.e5_buckets", out).table
+def test_e5_buckets(reproduce_quick):
+    t = reproduce_quick("kantawala.e5_buckets").table
     p = chapter5.Buckets.fidelities["quick"]
     assert set(t["queues"].unique()) == {p.queues(b) for b in p.buckets}
     for top in p.topologies:
@@ -266,8 +254,8 @@ def test_drop_intervals():
     assert iv["flows"].to_list() == [2, 1, 1] and iv["drops"].to_list() == [3, 2, 1]
 
 
-def test_e4_qsdrr_desynchronizes(out):
-    t = _reproduce("kantawala.e4_desync", out).table
+def test_e4_qsdrr_desynchronizes(reproduce_quick):
+    t = reproduce_quick("kantawala.e4_desync").table
     f = chapter4.DropTraces().findings(t, chapter4.DropTraces.fidelities["quick"])
     for case in chapter4.TRACE_CASES:
         q, dt = f[f"fig{case.figure}_qsdrr_flows_per_interval"], f[f"fig{case.figure}_droptail_flows_per_interval"]
@@ -278,8 +266,8 @@ def test_e4_qsdrr_desynchronizes(out):
             assert f[f"fig{case.figure}_qsdrr_long_over_short"] > f[f"fig{case.figure}_droptail_long_over_short"]
 
 
-def test_e4_flows_per_interval_fall(out):
-    t = _reproduce("kantawala.e4_intervals", out).table
+def test_e4_flows_per_interval_fall(reproduce_quick):
+    t = reproduce_quick("kantawala.e4_intervals").table
     for n in (100, 10):
         d = t.filter(pl.col("flows_total") == n).sort("interval")
         # the first overflow of synchronized flows hits several (the analysis: 14 and 4); later intervals few
@@ -295,8 +283,8 @@ def test_synchronized_window_is_the_analysis_w_star():
     assert chapter4.synchronized_window(10, 400) == 82
 
 
-def test_e4_few_flows_leave_qsdrr_little_to_do(out):
-    t = _reproduce("kantawala.e4_smalln", out).table
+def test_e4_few_flows_leave_qsdrr_little_to_do(reproduce_quick):
+    t = reproduce_quick("kantawala.e4_smalln").table
     p = chapter4.FewFlows.fidelities["quick"]
     for n in p.flows:
         d = t.filter((pl.col("n") == n) & (pl.col("buffer") == max(p.buffers)))
@@ -306,8 +294,8 @@ def test_e4_few_flows_leave_qsdrr_little_to_do(out):
         assert mean["qsdrr"] - mean["droptail"] < 10
 
 
-def test_e4_goodput_depends_on_the_window_only(out):
-    t = _reproduce("kantawala.e4_scale", out).table
+def test_e4_goodput_depends_on_the_window_only(reproduce_quick):
+    t = reproduce_quick("kantawala.e4_scale").table
     spread = t.group_by("policy", "sweep", "window").agg(
         (pl.col("mean_pct").max() - pl.col("mean_pct").min()).alias("d"))
     assert spread["d"].max() < 5

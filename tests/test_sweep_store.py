@@ -111,24 +111,32 @@ def test_half_written_entry_is_recomputed(tmp_path):
     assert again.runs.equals(res.runs)
 
 
-def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
-    scen = _scenario(tmp_path)
-    store = tmp_path / "store"
+def _refuse_seed(monkeypatch, seed: int, message: str):
+    """Put in the simulator's place one that refuses every run with ``seed`` (raising
+    ``message``) and runs the others; the real one is returned."""
     run_module = sys.modules["aqmlab.run"]
     real = run_module._core()
 
-    class Core:  # the simulator, refusing every run with seed 2
+    class Core:
         validate_qdisc = staticmethod(real.validate_qdisc)
         check = staticmethod(real.check)
         qdisc_catalogue = staticmethod(real.qdisc_catalogue)
 
         @staticmethod
         def run(text, columns, callback, engine="fast"):
-            if json.loads(text)["seed"] == 2:
-                raise ValueError("seed 2 is refused for this test")
+            if json.loads(text)["seed"] == seed:
+                raise ValueError(message)
             return real.run(text, columns, callback, engine)
 
     monkeypatch.setattr(run_module, "_core", lambda: Core)
+    return real
+
+
+def test_failed_run_is_recorded_and_others_complete(tmp_path, monkeypatch):
+    scen = _scenario(tmp_path)
+    store = tmp_path / "store"
+    run_module = sys.modules["aqmlab.run"]
+    real = _refuse_seed(monkeypatch, 2, "seed 2 is refused for this test")
     vary = {"topology.bottleneck.qdisc.limit": ["30pkt", "60pkt"]}
     res = aqmlab.sweep(scen, vary, seeds=3, store=store, executor=ThreadPoolExecutor(2))
     runs = res.runs
@@ -203,21 +211,7 @@ def test_progress_shows_done_running_failed_and_time_left(tmp_path, monkeypatch)
     from rich.console import Console
 
     scen = _scenario(tmp_path)
-    run_module = sys.modules["aqmlab.run"]
-    real = run_module._core()
-
-    class Core:
-        validate_qdisc = staticmethod(real.validate_qdisc)
-        check = staticmethod(real.check)
-        qdisc_catalogue = staticmethod(real.qdisc_catalogue)
-
-        @staticmethod
-        def run(text, columns, callback, engine="fast"):
-            if json.loads(text)["seed"] == 1:
-                raise ValueError("refused")
-            return real.run(text, columns, callback, engine)
-
-    monkeypatch.setattr(run_module, "_core", lambda: Core)
+    _refuse_seed(monkeypatch, 1, "refused")
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=150, color_system=None)
     aqmlab.sweep(scen, {"tcp.variant": ["reno", "newreno"]}, seeds=2, store=tmp_path / "s", executor=ThreadPoolExecutor(1), progress=console)

@@ -40,6 +40,18 @@ def save(fig: Any, path: Path) -> Path:
     return path
 
 
+def panel(ax: Any, title: str, xlabel: str, ylabel: str, grid: str = "major", legend: str | None = "small") -> None:
+    """Finish one panel of a figure: its title (in a panel's size) and axis labels, a light
+    grid on the ``grid`` ticks ("major" or "both") and, unless ``legend`` is None, a legend
+    in that font size."""
+    ax.set_title(title, fontsize="medium")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3, which=grid)
+    if legend is not None:
+        ax.legend(fontsize=legend)
+
+
 def _warmup(ax: Any, res: Results) -> None:
     w = res.scenario.get("warmup_ns", 0) / 1e9
     if w > 0:

@@ -23,11 +23,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{ever_fits, DrrQueues, PerFlowQueues, QueueMap};
+use crate::blocks::{delegate_to_drr_queues, ever_fits, DrrQueues, PerFlowQueues, QueueMap};
 use crate::params::{params, positive_limit, SpecError};
 use crate::rng::Rng;
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// Which end of the victim queue a push-out takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,36 +119,14 @@ impl<P: Packet> QueueDiscipline<P> for DrrLqd<P> {
         self.q.push(dst, packet);
     }
 
-    fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
-        self.q.wakeup(now);
-        self.q.dequeue().map(|(_, p)| p)
-    }
-
-    fn queues_of(&self, key: u64) -> Vec<u32> {
-        self.q.queues_of(key)
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.q.backlog()
-    }
-
-    fn has_clock(&self) -> bool {
-        self.q.has_clock()
-    }
-
-    fn next_wakeup(&self) -> Option<Time> {
-        self.q.next_wakeup()
-    }
-
-    fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
-        self.q.wakeup(now);
-    }
+    delegate_to_drr_queues!(lookup, dequeue, clock);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::TestPacket;
+    use crate::Backlog;
 
     fn lqd(limit: u64, drop_from: DropEnd) -> DrrLqd<TestPacket> {
         DrrLqd::new(

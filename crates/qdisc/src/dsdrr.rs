@@ -43,10 +43,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{free_space, DrrQueues, PerFlowQueues, QueueMap};
+use crate::blocks::{delegate_to_drr_queues, free_space, DrrQueues, PerFlowQueues, QueueMap};
 use crate::params::{nonzero, params, positive, positive_limit, refuse, weight, SpecError, MS};
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// What DSDRR does with a packet over the threshold when W queues are
 /// already marked (digest 000, A-DS1).
@@ -245,13 +245,7 @@ impl<P: Packet> QueueDiscipline<P> for Dsdrr<P> {
         Some(p)
     }
 
-    fn queues_of(&self, key: u64) -> Vec<u32> {
-        self.q.queues_of(key)
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.q.backlog()
-    }
+    delegate_to_drr_queues!(lookup);
 
     fn has_clock(&self) -> bool {
         true

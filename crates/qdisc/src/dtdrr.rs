@@ -25,10 +25,10 @@
 //!
 //! O(1) per packet.
 
-use crate::blocks::{free_space, DrrQueues, PerFlowQueues, QueueMap};
+use crate::blocks::{delegate_to_drr_queues, free_space, DrrQueues, PerFlowQueues, QueueMap};
 use crate::params::{params, positive, positive_limit, SpecError};
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 params! {
     /// DTDRR's parameters (section 6.2).
@@ -99,30 +99,7 @@ impl<P: Packet> QueueDiscipline<P> for Dtdrr<P> {
         }
     }
 
-    fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
-        self.q.wakeup(now);
-        self.q.dequeue().map(|(_, p)| p)
-    }
-
-    fn queues_of(&self, key: u64) -> Vec<u32> {
-        self.q.queues_of(key)
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.q.backlog()
-    }
-
-    fn has_clock(&self) -> bool {
-        self.q.has_clock()
-    }
-
-    fn next_wakeup(&self) -> Option<Time> {
-        self.q.next_wakeup()
-    }
-
-    fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
-        self.q.wakeup(now);
-    }
+    delegate_to_drr_queues!(lookup, dequeue, clock);
 }
 
 #[cfg(test)]

@@ -30,11 +30,11 @@
 //! O(1) per packet: the longest and the shortest non-empty queue come from
 //! the bucket-by-length table (digest 2.7 [REC]).
 
-use crate::blocks::{ever_fits, DrrQueues, PerFlowQueues, QueueMap};
+use crate::blocks::{delegate_to_drr_queues, ever_fits, DrrQueues, PerFlowQueues, QueueMap};
 use crate::params::{params, positive_limit, SpecError};
 use crate::rng::Rng;
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 params! {
     /// QSDRR's parameters: the buffer and the queues, nothing to tune (that
@@ -144,36 +144,14 @@ impl<P: Packet> QueueDiscipline<P> for Qsdrr<P> {
         self.q.push(dst, packet);
     }
 
-    fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
-        self.q.wakeup(now);
-        self.q.dequeue().map(|(_, p)| p)
-    }
-
-    fn queues_of(&self, key: u64) -> Vec<u32> {
-        self.q.queues_of(key)
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.q.backlog()
-    }
-
-    fn has_clock(&self) -> bool {
-        self.q.has_clock()
-    }
-
-    fn next_wakeup(&self) -> Option<Time> {
-        self.q.next_wakeup()
-    }
-
-    fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
-        self.q.wakeup(now);
-    }
+    delegate_to_drr_queues!(lookup, dequeue, clock);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::TestPacket;
+    use crate::Backlog;
 
     fn qsdrr(limit: u64) -> Qsdrr<TestPacket> {
         Qsdrr::new(

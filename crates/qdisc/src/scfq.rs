@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap, WeightParams};
+use crate::blocks::{FlowWeights, IndexedHeap, WeightParams, WeightedQueues};
 use crate::params::{params, positive_limit, SpecError};
 use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
@@ -58,11 +58,7 @@ impl QdiscParams for ScfqParams {
 }
 
 pub struct Scfq<P> {
-    map: QueueMap,
-    queues: FlowQueues<P>,
-    limit: Limit,
-    weights: FlowWeights,
-    weight: Vec<f64>,
+    queues: WeightedQueues<P>,
     /// Finish tags of the queued packets, per flow.
     tags: Vec<VecDeque<f64>>,
     last_finish: Vec<f64>,
@@ -75,11 +71,7 @@ pub struct Scfq<P> {
 impl<P: Packet> Scfq<P> {
     pub fn new(limit: Limit, weights: FlowWeights) -> Self {
         Self {
-            map: QueueMap::per_flow(),
-            queues: FlowQueues::new(0),
-            limit,
-            weights,
-            weight: Vec::new(),
+            queues: WeightedQueues::new(limit, weights),
             tags: Vec::new(),
             last_finish: Vec::new(),
             heads: IndexedHeap::new(0),
@@ -99,21 +91,18 @@ impl<P: Packet> QueueDiscipline<P> for Scfq<P> {
     }
 
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
-        if !self.limit.admits(self.queues.total(), packet.size()) {
+        if !self.queues.admits(&packet) {
             verdicts.refuse(packet, DropReason::Overflow);
             return;
         }
-        let key = packet.flow_key();
-        let q = self.map.classify(key);
-        if q == self.queues.count() {
-            self.queues.add_queue();
-            self.weight.push(self.weights.get(key));
+        let q = self.queues.classify(packet.flow_key());
+        if q == self.tags.len() {
             self.tags.push(VecDeque::new());
             self.last_finish.push(0.0);
             self.heads.grow();
         }
-        let finish =
-            self.last_finish[q].max(self.virtual_time) + packet.size() as f64 / self.weight[q];
+        let finish = self.last_finish[q].max(self.virtual_time)
+            + packet.size() as f64 / self.queues.weight(q);
         self.last_finish[q] = finish;
         if self.tags[q].is_empty() {
             self.heads.set(q, finish);

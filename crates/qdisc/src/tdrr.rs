@@ -43,11 +43,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::{ever_fits, DrrQueues, IndexedHeap, PerFlowQueues, QueueMap};
+use crate::blocks::{
+    delegate_to_drr_queues, ever_fits, DrrQueues, IndexedHeap, PerFlowQueues, QueueMap,
+};
 use crate::drr::DropEnd;
 use crate::params::{params, positive_limit, weight, SpecError};
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// What feeds TDRR's throughput average.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -253,25 +255,7 @@ impl<P: Packet> QueueDiscipline<P> for Tdrr<P> {
         Some(p)
     }
 
-    fn queues_of(&self, key: u64) -> Vec<u32> {
-        self.q.queues_of(key)
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.q.backlog()
-    }
-
-    fn has_clock(&self) -> bool {
-        self.q.has_clock()
-    }
-
-    fn next_wakeup(&self) -> Option<Time> {
-        self.q.next_wakeup()
-    }
-
-    fn wakeup(&mut self, now: Time, _verdicts: &mut Verdicts<P>) {
-        self.q.wakeup(now);
-    }
+    delegate_to_drr_queues!(lookup, clock);
 }
 
 #[cfg(test)]

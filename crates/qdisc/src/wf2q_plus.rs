@@ -27,7 +27,7 @@
 //! Complexity: O(log n) per packet, n the number of backlogged flows (two
 //! heaps: eligible flows by F, the others by S).
 
-use crate::blocks::{FlowQueues, FlowWeights, IndexedHeap, QueueMap, WeightParams};
+use crate::blocks::{FlowWeights, IndexedHeap, WeightParams, WeightedQueues};
 use crate::params::{params, positive_limit, SpecError};
 use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
@@ -59,11 +59,7 @@ impl QdiscParams for Wf2qPlusParams {
 }
 
 pub struct Wf2qPlus<P> {
-    map: QueueMap,
-    queues: FlowQueues<P>,
-    limit: Limit,
-    weights: FlowWeights,
-    weight: Vec<f64>,
+    queues: WeightedQueues<P>,
     start: Vec<f64>,
     finish: Vec<f64>,
     /// Busy period in which each flow's `finish` was set.
@@ -79,11 +75,7 @@ pub struct Wf2qPlus<P> {
 impl<P: Packet> Wf2qPlus<P> {
     pub fn new(limit: Limit, weights: FlowWeights) -> Self {
         Self {
-            map: QueueMap::per_flow(),
-            queues: FlowQueues::new(0),
-            limit,
-            weights,
-            weight: Vec::new(),
+            queues: WeightedQueues::new(limit, weights),
             start: Vec::new(),
             finish: Vec::new(),
             epoch_of: Vec::new(),
@@ -114,15 +106,12 @@ impl<P: Packet> QueueDiscipline<P> for Wf2qPlus<P> {
     }
 
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
-        if !self.limit.admits(self.queues.total(), packet.size()) {
+        if !self.queues.admits(&packet) {
             verdicts.refuse(packet, DropReason::Overflow);
             return;
         }
-        let key = packet.flow_key();
-        let q = self.map.classify(key);
-        if q == self.queues.count() {
-            self.queues.add_queue();
-            self.weight.push(self.weights.get(key));
+        let q = self.queues.classify(packet.flow_key());
+        if q == self.start.len() {
             self.start.push(0.0);
             self.finish.push(0.0);
             self.epoch_of.push(self.epoch);
@@ -139,9 +128,9 @@ impl<P: Packet> QueueDiscipline<P> for Wf2qPlus<P> {
                 0.0
             };
             self.start[q] = previous.max(self.virtual_time);
-            self.finish[q] = self.start[q] + size / self.weight[q];
+            self.finish[q] = self.start[q] + size / self.queues.weight(q);
             self.epoch_of[q] = self.epoch;
-            self.backlogged_weight += self.weight[q];
+            self.backlogged_weight += self.queues.weight(q);
             self.place(q);
         }
     }
@@ -165,10 +154,10 @@ impl<P: Packet> QueueDiscipline<P> for Wf2qPlus<P> {
         match self.queues.head(q) {
             Some(head) => {
                 self.start[q] = self.finish[q];
-                self.finish[q] = self.start[q] + head.size() as f64 / self.weight[q];
+                self.finish[q] = self.start[q] + head.size() as f64 / self.queues.weight(q);
                 self.place(q);
             }
-            None => self.backlogged_weight -= self.weight[q],
+            None => self.backlogged_weight -= self.queues.weight(q),
         }
         if self.queues.total().packets == 0 {
             // End of the busy period.

@@ -209,12 +209,10 @@ def min_buffer_for_utilization(target: float, bdp: float, n: float) -> float:
     return z * bdp / den
 
 
-def window_sum_monte_carlo(n: int, bdp: float, buffer_packets: float, samples: int = 20000,
-                           seed: int = 1) -> tuple[float, float]:
-    """Monte Carlo check of the CLT step of thesis section 3.2 (Eqs 3.5-3.6): n independent
-    sawtooth windows, each uniform on [2/3, 4/3] of ``(BDP + B)/n`` (the section's upper
-    bound on the mean window), with independent phases.  Returns the mean and std of the
-    window sum; the model says std = ``(BDP+B)/(3*sqrt(3)*sqrt(n))``."""
+def _window_sums(n: int, bdp: float, buffer_packets: float, samples: int, seed: int) -> np.ndarray:
+    """``samples`` draws of the sum of n independent sawtooth windows, each uniform on
+    [2/3, 4/3] of ``(BDP + B)/n`` (thesis section 3.2), drawn a chunk of windows at a time
+    to bound the memory."""
     rng = np.random.default_rng(seed)
     w_bar = (bdp + buffer_packets) / n
     tot = np.zeros(samples)
@@ -224,6 +222,16 @@ def window_sum_monte_carlo(n: int, bdp: float, buffer_packets: float, samples: i
         k = min(chunk, left)
         tot += rng.uniform(2 / 3 * w_bar, 4 / 3 * w_bar, size=(samples, k)).sum(axis=1)
         left -= k
+    return tot
+
+
+def window_sum_monte_carlo(n: int, bdp: float, buffer_packets: float, samples: int = 20000,
+                           seed: int = 1) -> tuple[float, float]:
+    """Monte Carlo check of the CLT step of thesis section 3.2 (Eqs 3.5-3.6): n independent
+    sawtooth windows, each uniform on [2/3, 4/3] of ``(BDP + B)/n`` (the section's upper
+    bound on the mean window), with independent phases.  Returns the mean and std of the
+    window sum; the model says std = ``(BDP+B)/(3*sqrt(3)*sqrt(n))``."""
+    tot = _window_sums(n, bdp, buffer_packets, samples, seed)
     return float(tot.mean()), float(tot.std())
 
 
@@ -233,15 +241,7 @@ def eq37_monte_carlo(buffer_packets: float, bdp: float, n: int, samples: int = 2
     independent sawtooth windows (uniform on [2/3, 4/3] of ``(BDP + B)/n``), centre the
     resulting queue at B/2, and return the fraction of samples with the queue inside [0, B].
     Checks the CLT step; by construction it should approach :func:`util_lower_bound`."""
-    rng = np.random.default_rng(seed)
-    w_bar = (bdp + buffer_packets) / n
-    tot = np.zeros(samples)
-    chunk = max(1, 2_000_000 // samples)
-    left = n
-    while left > 0:
-        k = min(chunk, left)
-        tot += rng.uniform(2 / 3 * w_bar, 4 / 3 * w_bar, size=(samples, k)).sum(axis=1)
-        left -= k
+    tot = _window_sums(n, bdp, buffer_packets, samples, seed)
     q = tot - tot.mean() + buffer_packets / 2.0
     return float(np.mean((q >= 0) & (q <= buffer_packets)))
 

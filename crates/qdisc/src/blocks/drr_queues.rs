@@ -330,3 +330,50 @@ pub fn free_space(limit: Limit, backlog: Backlog) -> u64 {
 pub fn ever_fits(limit: Limit, size: u32) -> bool {
     limit.admits(Backlog::default(), size)
 }
+
+/// Writes, inside the `impl QueueDiscipline<P>` of a discipline of the DRR
+/// family, the methods it hands unchanged to its [`DrrQueues`] (its field
+/// `q`), by group:
+/// - `lookup`: `backlog` and `queues_of`;
+/// - `dequeue`: the next packet by DRR, the queue map's clock run first;
+/// - `clock`: `has_clock`, `next_wakeup` and `wakeup`, for a discipline
+///   whose only clock is its queue map's (the Bloom distributor's).
+///
+/// A macro rather than a blanket implementation: coherence forbids
+/// implementing `QueueDiscipline` both for every type of a family trait
+/// and for each other discipline.
+macro_rules! delegate_to_drr_queues {
+    ($($group:ident),+) => {
+        $( $crate::blocks::drr_queues::delegate_to_drr_queues!(@$group); )+
+    };
+    (@lookup) => {
+        fn backlog(&self) -> $crate::Backlog {
+            self.q.backlog()
+        }
+
+        fn queues_of(&self, key: u64) -> Vec<u32> {
+            self.q.queues_of(key)
+        }
+    };
+    (@dequeue) => {
+        fn dequeue(&mut self, now: $crate::Time, _verdicts: &mut $crate::Verdicts<P>) -> Option<P> {
+            self.q.wakeup(now);
+            self.q.dequeue().map(|(_, p)| p)
+        }
+    };
+    (@clock) => {
+        fn has_clock(&self) -> bool {
+            self.q.has_clock()
+        }
+
+        fn next_wakeup(&self) -> Option<$crate::Time> {
+            self.q.next_wakeup()
+        }
+
+        fn wakeup(&mut self, now: $crate::Time, _verdicts: &mut $crate::Verdicts<P>) {
+            self.q.wakeup(now);
+        }
+    };
+}
+
+pub(crate) use delegate_to_drr_queues;

@@ -5,7 +5,8 @@
 //! per-queue lengths with O(1) longest and shortest, an indexed heap, Bloom
 //! filters and the Bloom-filter flow distributor, the flow-to-queue map, and
 //! the DRR queue set the discard policies of seed 000 share (with each
-//! queue's FIFO, DRR and length records in one cache line, `per_queue`).
+//! queue's FIFO, DRR and length records in one cache line, `per_queue`), and
+//! the weighted per-flow queues of SCFQ and WF2Q+.
 
 pub mod bloom;
 pub mod bloom_balance;
@@ -22,11 +23,13 @@ pub mod pooled_queues;
 pub mod queue_map;
 pub mod stamped;
 pub mod token_buckets;
+pub mod weighted_queues;
 
 pub use bloom::BloomFilters;
 pub use bloom_balance::{Balancing, BloomBalancer, BloomConfig, BloomParams};
 pub use codel::{CodelConfig, CodelQueue, CodelVars, FlowHead};
 pub use drr::{DrrRing, DrrRound, Member, SparseRound};
+pub(crate) use drr_queues::delegate_to_drr_queues;
 pub use drr_queues::{ever_fits, free_space, DrrQueues, PerFlowQueues};
 pub use ewma::Ewma;
 pub use flow_queues::{Fifos, FlowQueues};
@@ -38,3 +41,4 @@ pub use pooled_queues::{Fifo, PooledQueues};
 pub use queue_map::{FlowMap, FlowWeight, FlowWeights, KeyHasher, Mapping, QueueMap, WeightParams};
 pub use stamped::Stamped;
 pub use token_buckets::TokenBuckets;
+pub use weighted_queues::WeightedQueues;

@@ -30,6 +30,7 @@ from typing import Any
 
 import polars as pl
 
+from ...plots import panel
 from ...plots import pyplot as _pyplot
 from ...plots import save as _save
 from ...theory import kantawala as theory
@@ -349,11 +350,7 @@ class FlowsPerInterval(Experiment):
             ax.plot([1], [theory.qsdrr_flows_hit(n, b)], marker="*", ms=12, color=line.get_color(), ls="none",
                     label=f"analysis (Eq. 4.4), N = {n}")
         ax.set_yscale("log")
-        ax.set_xlabel("drop interval")
-        ax.set_ylabel("flows hit")
-        ax.set_title("Table 4.2: flows QSDRR hits per drop interval", fontsize="medium")
-        ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize="small")
+        panel(ax, "Table 4.2: flows QSDRR hits per drop interval", "drop interval", "flows hit", grid="both")
         return _save(fig, path)
 
     def example_scenario(self, p: IntervalParams) -> dict[str, Any]:
@@ -433,11 +430,7 @@ class FewFlows(Experiment):
             for pol in p.policies:
                 d = t.filter((pl.col("n") == n) & (pl.col("policy") == pol)).sort("buffer")
                 ax.plot(d["buffer_pkts"], d["mean_pct"], marker=c.MARKERS[pol], ms=4, label=c.LABELS[pol])
-            ax.set_title(f"Fig 4.8: {n} flows, {5 * n} Mb/s", fontsize="medium")
-            ax.set_xlabel("buffer (packets)")
-            ax.set_ylabel("mean goodput (% of fair share)")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="small")
+            panel(ax, f"Fig 4.8: {n} flows, {5 * n} Mb/s", "buffer (packets)", "mean goodput (% of fair share)")
         return _save(fig, path)
 
     def example_scenario(self, p: SmallParams) -> dict[str, Any]:
@@ -555,12 +548,9 @@ class ScaleInvariance(Experiment):
                         ax.plot(d[col] * unit, d["mean_pct"], marker=c.MARKERS[pol], ms=4,
                                 ls="-" if pol == "qsdrr" else "--", label=f"{c.LABELS[pol]}, W = {w}")
             ax.set_xscale("log")
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("mean goodput (% of fair share)")
-            ax.set_title(f"{name}: B = BDP", fontsize="medium")
-            ax.grid(True, alpha=0.3)
-            if ax.lines:  # a sweep may have no feasible point at a fidelity
-                ax.legend(fontsize="x-small")
+            # a sweep may have no feasible point at a fidelity: no legend then
+            panel(ax, f"{name}: B = BDP", xlabel, "mean goodput (% of fair share)",
+                  legend="x-small" if ax.lines else None)
         return _save(fig, path)
 
     def example_scenario(self, p: ScaleParams) -> dict[str, Any]:

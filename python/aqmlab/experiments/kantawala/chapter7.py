@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ...plots import panel
 from ...plots import pyplot as _pyplot
 from ...plots import save as _save
 from ...theory import kantawala as theory
@@ -324,11 +325,7 @@ class PoissonDelay(Experiment):
                 for s in p.schedulers:
                     d = t.filter((pl.col("scheduler") == s) & (pl.col("flow") == flow)).sort("load")
                     ax.plot(d["load"], d[col], marker=MARKERS[s], ms=4, label=LABELS[s])
-                ax.set_title(f"{fig_name}, {what}", fontsize="medium")
-                ax.set_xlabel("load")
-                ax.set_ylabel(f"{what} delay (ms)")
-                ax.grid(True, alpha=0.3)
-                ax.legend(fontsize="small")
+                panel(ax, f"{fig_name}, {what}", "load", f"{what} delay (ms)")
         return _save(fig, path)
 
     def example_scenario(self, p: PoissonParams) -> dict[str, Any]:
@@ -426,11 +423,7 @@ class PoissonConvergence(Experiment):
             own = t.filter((pl.col("scheduler") == p.schedulers[0]) & (pl.col("case") == case)
                            & (pl.col("stream") == "arrivals")).sort("load")
             ax.plot(own["load"], own["convergence_s"], color="grey", ls=":", label="arrivals (no scheduler)")
-            ax.set_title(f"{titles[case]} at load 0.95", fontsize="medium")
-            ax.set_xlabel("load")
-            ax.set_ylabel("convergence time (s)")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="small")
+            panel(ax, f"{titles[case]} at load 0.95", "load", "convergence time (s)")
         return _save(fig, path)
 
     def example_scenario(self, p: PoissonParams) -> dict[str, Any]:
@@ -632,11 +625,7 @@ class TargetFlow(Experiment):
                 if m == "convergence":
                     ax.axhline(float(theory.cbr_ideal_convergence(1 / 9)), color="grey", ls=":", lw=1,
                                label="ideal (8)")
-                ax.set_title(f"{fig_name}: 5 Mb/s CBR, {k} Poisson flows", fontsize="medium")
-                ax.set_xlabel("load")
-                ax.set_ylabel(ylabel)
-                ax.grid(True, alpha=0.3)
-                ax.legend(fontsize="small")
+                panel(ax, f"{fig_name}: 5 Mb/s CBR, {k} Poisson flows", "load", ylabel)
         return _save(fig, path)
 
     def example_scenario(self, p: TargetParams) -> dict[str, Any]:
