@@ -13,6 +13,7 @@ import pytest
 import aqmlab
 from aqmlab import experiments
 from aqmlab.experiments.appenzeller import chapter5, chapter6, common
+from aqmlab.scenario import Scenario
 from aqmlab.sweeps import make_task
 from aqmlab.theory.short_flows import burst_distribution, mg1_mean_queue
 from aqmlab.theory.sizing import min_buffer_for_utilization, sqrt_n_buffer
