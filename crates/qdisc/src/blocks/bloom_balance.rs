@@ -26,8 +26,12 @@
 //!   bit from 0 to 1 (so it estimates flows, not bits).
 //! - A-BF2: the flow-to-filter hash and the two bit hashes are independent
 //!   members of one [`HashFamily`]; bit positions by double hashing.
-//! - A-BF4: PB recomputes Q_min after every move and takes the filters of an
-//!   over-full queue by descending count.
+//! - A-BF4: PB takes the filters of an over-full queue by descending count,
+//!   and by default recomputes Q_min after every move (the digest's
+//!   recommendation). `pb_target = "each_queue"` follows Figure 5.8 as
+//!   printed instead: Q_min is chosen once for each over-full queue, which
+//!   then gives filters to that one queue only, until it reaches the
+//!   threshold.
 //! - A-BF5: DB follows Figure 5.9 literally (no guard on Q_min's count).
 //! - The greedy assignment at the end of the first window keeps a filter
 //!   that has packets queued on its queue (moving it could reorder its
@@ -64,6 +68,19 @@ pub enum Balancing {
     Both,
 }
 
+/// Where Periodic Balancing sends an over-full queue's filters (A-BF4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PbTarget {
+    /// The least-loaded queue, found again after every move.
+    #[default]
+    EachMove,
+    /// Figure 5.8 as printed: "Let Q_min be the queue with the minimum
+    /// number of flows" stands before the loop, so it is chosen once for
+    /// each over-full queue.
+    EachQueue,
+}
+
 impl Balancing {
     fn periodic(self) -> bool {
         matches!(self, Balancing::Periodic | Balancing::Both)
@@ -93,6 +110,11 @@ params! {
         /// The rebalancing: `dequeue` ("DB alone is sufficient", section
         /// 5.3.2).
         pub balancing: Balancing [Choice] = Balancing::Dequeue,
+        /// Periodic Balancing's target queue: `each_move` (the least-loaded
+        /// queue after every move, digest A-BF4's recommendation) or
+        /// `each_queue` (chosen once for each over-full queue, Figure 5.8
+        /// as printed).
+        pub pb_target: PbTarget [Choice] = PbTarget::EachMove,
     }
 }
 
@@ -134,6 +156,7 @@ impl BloomParams {
             period: self.period,
             delta: self.delta,
             balancing: self.balancing,
+            pb_target: self.pb_target,
         }
     }
 }
@@ -148,6 +171,7 @@ pub struct BloomConfig {
     pub period: Time,
     pub delta: Time,
     pub balancing: Balancing,
+    pub pb_target: PbTarget,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +198,7 @@ pub struct BloomBalancer {
     flows: IndexedHeap<u64>,
     threshold: f64,
     balancing: Balancing,
+    pb_target: PbTarget,
     period: Time,
     delta: Time,
     counting: bool,
@@ -207,6 +232,7 @@ impl BloomBalancer {
             flows,
             threshold: 0.0,
             balancing: cfg.balancing,
+            pb_target: cfg.pb_target,
             period: cfg.period,
             delta: cfg.delta,
             // t = 0 starts a clearing period.
@@ -385,12 +411,16 @@ impl BloomBalancer {
                     .cmp(&self.count[a as usize])
                     .then(a.cmp(&b))
             });
+            let mut target = self.flows.peek().expect("queues exist").0;
             for f in s {
-                let (qmin, cmin) = self.flows.peek().expect("queues exist");
-                if !((cmin as f64) < thr && self.flows.key(qi) as f64 > thr) {
+                if self.pb_target == PbTarget::EachMove {
+                    target = self.flows.peek().expect("queues exist").0;
+                }
+                let below = (self.flows.key(target) as f64) < thr;
+                if !(below && self.flows.key(qi) as f64 > thr) {
                     break;
                 }
-                self.move_filter(f as usize, qmin);
+                self.move_filter(f as usize, target);
             }
         }
     }
@@ -436,6 +466,7 @@ mod tests {
             period: 200 * MS,
             delta: 50 * MS,
             balancing,
+            pb_target: PbTarget::EachMove,
         }
     }
 
@@ -534,6 +565,31 @@ mod tests {
                 b.estimated_flows(2)
             ),
             (3, 4, 5)
+        );
+    }
+
+    #[test]
+    fn figure_5_8_as_printed_fills_one_target_per_over_full_queue() {
+        let mut b = BloomBalancer::new(cfg(3, 6, Balancing::Periodic), 3);
+        b.pb_target = PbTarget::EachQueue;
+        for f in 0..6 {
+            b.relink(f, 0);
+        }
+        b.count = vec![4, 3, 2, 2, 1, 0];
+        b.assigned = true;
+        b.counting = false;
+        b.set_queue_counts_from_filters(); // 12, 0, 0; threshold 4
+        b.periodic();
+        // Q_min is queue 1, chosen once: filter 0 (4) fills it to the
+        // threshold and the loop ends, queue 0 still over it, queue 2 empty.
+        assert_eq!(b.queue_of, vec![1, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            (
+                b.estimated_flows(0),
+                b.estimated_flows(1),
+                b.estimated_flows(2)
+            ),
+            (8, 4, 0)
         );
     }
 
