@@ -82,3 +82,40 @@ def test_a_header_size_of_zero_counts_the_whole_packet_as_goodput():
         ratios[header] = s["goodput_bps"] / (s["bottleneck_utilization"] * SINGLE_C_PPS * 8000)
     assert ratios["0B"] == pytest.approx(1.0, abs=0.005)
     assert ratios["40B"] == pytest.approx(0.96, abs=0.005)
+
+
+def _on_off(keep: bool) -> dict:
+    """One on-off source, 256-packet bursts a second apart, on a path that drops nothing."""
+    burst = {"kind": "tcp", "size": "256pkt", "off_time": "1s", "keep_connection": keep}
+    return {
+        "duration": "30s",
+        "tcp": {"variant": "reno", "initial_window": 1, "receiver_window": 1000},
+        "topology": {"kind": "dumbbell", "senders": 1,
+                     "bottleneck": {"rate": "10Mbps", "delay": "50ms", "qdisc": {"kind": "droptail", "limit": "1000pkt"}},
+                     "access": {"rate": "100Mbps", "delay": "0ms"},
+                     "access_qdisc": {"kind": "droptail", "limit": "1000pkt"}},
+        "flows": [burst],
+    }
+
+
+def test_a_kept_connection_sends_its_later_bursts_without_slow_start():
+    """ns-2's reused Agent/TCP (``keep_connection``): after the first burst the window
+    is already open, so a burst takes one round trip plus its time on the wire, where a
+    fresh connection slow-starts through log2(256) = 8 round trips every time."""
+    flows = {keep: aqmlab.run(_on_off(keep)).flows.row(0, named=True) for keep in (False, True)}
+    rtt, wire = 0.1, 256 * 1000 * 8 / 10e6  # packets of 1000 B on the wire
+    assert flows[True]["packets_dropped"] == flows[False]["packets_dropped"] == 0
+    fresh, kept = flows[False]["mean_completion_time_s"], flows[True]["mean_completion_time_s"]
+    assert fresh > 8 * rtt
+    # the first of the kept bursts slow-starts too; the others take about rtt + wire
+    n = flows[True]["transfers_completed"]
+    assert kept < (fresh + (n - 1) * (rtt + wire) * 1.2) / n
+    assert n > flows[False]["transfers_completed"]
+
+
+def test_keep_connection_needs_an_on_off_source():
+    d = _on_off(True)
+    del d["flows"][0]["off_time"]
+    with pytest.raises(aqmlab.UserError) as e:
+        aqmlab.run(d)
+    assert e.value.field == "flows[0].keep_connection"

@@ -403,6 +403,7 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
             "profile": idx,
             "size_bytes": size,
             "off_time": None if f.off_time is None else sim_dist(f.off_time, "time", f"{where}.off_time"),
+            **(_keep_connection(f, where) if f.keep_connection else {}),
             "trace_cwnd": f.trace_cwnd,
             # Only when set: a flow that writes to the end resolves as before.
             **({} if f.stop is None else {"stop_ns": _stop(f.stop, starts, where)}),
@@ -431,6 +432,13 @@ def _group(f: Any, where: str, label: str, starts: np.ndarray, profiles: _Profil
         "tagged": f.tagged,
         "source": source,
     }
+
+
+def _keep_connection(f: Any, where: str) -> dict[str, bool]:
+    """Written only when set, so that every other flow resolves as before."""
+    if f.off_time is None:
+        raise UserError("only an on-off source (off_time) has a next transfer", f"{where}.keep_connection")
+    return {"keep_connection": True}
 
 
 def _stop(text: str, starts: np.ndarray, where: str) -> int:

@@ -417,6 +417,11 @@ class TcpFlow(Model):
     off_time: Optional[TimeDist] = Field(
         None, description="Idle time between transfers: makes the flow an on-off source."
     )
+    keep_connection: bool = Field(
+        False,
+        description="On-off sources: each transfer continues the connection (window, threshold and RTT "
+        "estimate carry over the idle time, as ns-2's reused Agent/TCP) instead of opening a fresh one.",
+    )
     trace_cwnd: bool = Field(False, description="Record each flow's congestion window.")
     stop: Optional[Time] = Field(
         None,

@@ -343,6 +343,7 @@ impl Scenario {
                 profile,
                 size_bytes,
                 off_time,
+                keep_connection,
                 ..
             } => {
                 ensure(
@@ -358,6 +359,11 @@ impl Scenario {
                 if let Some(d) = off_time {
                     check_dist(d, &f("off_time"))?;
                 }
+                ensure(
+                    !*keep_connection || off_time.is_some(),
+                    f("keep_connection"),
+                    "only an on-off source (off_time) has a next transfer",
+                )?;
             }
             FlowGroup::Udp {
                 packet_size,

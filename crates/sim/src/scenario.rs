@@ -347,6 +347,11 @@ pub enum FlowGroup {
         /// starts (seed 000's on-off sources); `None`: send once.
         #[serde(default)]
         off_time: Option<Dist>,
+        /// An on-off source's next transfer continues the connection: its
+        /// window, threshold and RTT estimate carry over (ns-2's reused
+        /// `Agent/TCP`). Written only when set.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep_connection: bool,
         /// Record these flows' congestion windows in the time series.
         #[serde(default)]
         trace_cwnd: bool,

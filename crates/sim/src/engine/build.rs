@@ -133,6 +133,7 @@ impl Simulation {
                     profile,
                     size_bytes,
                     off_time,
+                    keep_connection,
                     trace_cwnd,
                     stop_ns,
                     ..
@@ -141,6 +142,7 @@ impl Simulation {
                     let on_off = off_time.as_ref().map(|dist| {
                         Box::new(OnOff {
                             off_time: dist.clone(),
+                            keep_connection: *keep_connection,
                             rng: self.flow_rng(),
                             transfer_start: start_ns,
                             transfers_done: 0,

@@ -66,6 +66,8 @@ impl TcpFlow {
 /// the flow, and its tally is `TcpFlow::first_completion`.
 pub struct OnOff {
     pub off_time: Dist,
+    /// The next transfer continues the connection (`TcpSender::restart`).
+    pub keep_connection: bool,
     pub rng: Rng,
     /// Start of the current transfer.
     pub transfer_start: Time,

@@ -232,7 +232,7 @@ impl Simulation {
         // Only an on-off source starts again.
         if let Some(o) = &mut tcp.on_off {
             if o.transfers_done > 0 {
-                tcp.sender.restart(p);
+                tcp.sender.restart(p, o.keep_connection);
             }
             o.transfer_start = now;
         }

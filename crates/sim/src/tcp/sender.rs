@@ -114,11 +114,16 @@ impl TcpSender {
         }
     }
 
-    /// Start a fresh transfer of the same size: a new connection state, as
-    /// seed 000's on-off sources and each arriving flow have.
-    pub fn restart(&mut self, profile: &TcpProfile) {
+    /// Start a fresh transfer of the same size. By default a new
+    /// connection state, as each arriving flow has. With `keep_connection`
+    /// the window, the slow-start threshold, the RTT estimate and the
+    /// variant's state carry over the idle time, with no restart after it:
+    /// ns-2's `Agent/TCP` given more data (`advanceby`), which cancels its
+    /// timer when all is acknowledged and, without `QOption_`, never shrinks
+    /// the window for idleness (tcp.cc, `newtimer`).
+    pub fn restart(&mut self, profile: &TcpProfile, keep_connection: bool) {
         debug_assert!(!self.stopped, "a stopped flow starts no transfer");
-        *self = Self {
+        let fresh = Self {
             total: self.total,
             last_payload: self.last_payload,
             counters: std::mem::take(&mut self.counters),
@@ -127,6 +132,15 @@ impl TcpSender {
             rto_event_at: self.rto_event_at,
             ..Self::new(profile, None)
         };
+        let old = std::mem::replace(self, fresh);
+        if keep_connection {
+            self.window = old.window;
+            self.rtt = old.rtt;
+            // Sequence numbers start again: the old timed packet is not this one.
+            self.rtt.stop_timing(profile);
+            self.backoff = old.backoff;
+            self.variant = old.variant;
+        }
     }
 
     /// The application stops writing at the flow's `stop` time (ns-2's FTP
@@ -620,10 +634,33 @@ mod tests {
         s.open(0, 0, &p, &mut out);
         s.on_ack(&ack(2, 0), 10, &p, &mut out);
         let sent_before = s.counters.packets_sent;
-        s.restart(&p);
+        s.restart(&p, false);
         assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
         assert_eq!(s.total, 6);
         assert_eq!(s.cwnd(), 2.0);
         assert_eq!(s.counters.packets_sent, sent_before);
+    }
+
+    #[test]
+    fn a_kept_connection_carries_its_window_over_the_idle_time() {
+        let p = profile(TcpVariant::Reno);
+        let mut s = TcpSender::new(&p, Some(50_000));
+        let mut out = Outbox::default();
+        s.open(0, 0, &p, &mut out);
+        for seq in 1..=8 {
+            s.on_ack(&ack(seq, 0), 10 * seq as Time, &p, &mut out);
+        }
+        let (cwnd, ssthresh) = (s.window.cwnd, s.window.ssthresh);
+        assert!(
+            cwnd > p.initial_window as f64,
+            "slow start opened it: {cwnd}"
+        );
+        s.window.ssthresh = 7.0;
+        s.restart(&p, true);
+        assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
+        assert_eq!((s.window.cwnd, s.window.ssthresh), (cwnd, 7.0));
+        s.restart(&p, false);
+        assert_eq!(s.window.cwnd, p.initial_window as f64);
+        assert_eq!(s.window.ssthresh, ssthresh);
     }
 }

@@ -1,0 +1,57 @@
+"""Seed 000's short bursts (Figs 3.12-3.16) with the connection kept from burst to burst.
+
+The report does not say whether each 256-packet burst of an on-off source opens a fresh
+connection or continues the last one (digest A-T6). ``kantawala.e3_short`` opens a fresh
+one; ns-2's natural on-off source, one ``Agent/TCP`` given 256 more packets each time,
+continues it: window, threshold and RTT estimate carry over the idle time
+(``keep_connection``). This runs the experiment's paper-fidelity scenarios at a few
+buffers with ``keep_connection`` set, or not, and prints the references' figures beside
+the report's values. docs/experiments/kantawala.md, "kantawala.e3_short", reads them.
+
+    python bench/kantawala_bursts.py --keep --buffers 200,1000,5000 -j 2
+"""
+
+import argparse
+from typing import Any
+
+import polars as pl
+
+from aqmlab.experiments.kantawala import chapter3
+from aqmlab.sweeps import Runner
+
+
+def with_kept_connection(s: dict[str, Any]) -> dict[str, Any]:
+    for f in s["flows"]:
+        if "off_time" in f:
+            f["keep_connection"] = True
+    return s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keep", action="store_true", help="keep the connection from burst to burst")
+    ap.add_argument("--buffers", default="200,1000,5000")
+    ap.add_argument("--topologies", default="sb,mrtt,mh")
+    ap.add_argument("--store", default="results/store")
+    ap.add_argument("-j", "--workers", type=int, default=1)
+    args = ap.parse_args()
+    exp = chapter3.ShortBursts()
+    p = chapter3.ShortParams(chapter3.PAPER, tuple(int(b) for b in args.buffers.split(",")),
+                             topologies=tuple(args.topologies.split(",")))
+    if args.keep:
+        build = exp.scenarios_of
+        exp.scenarios_of = lambda *a: [with_kept_connection(s) for s in build(*a)]  # type: ignore[method-assign]
+    with Runner(None, args.workers, args.store, progress=True) as runner:
+        table = exp.measure(runner, p)
+    found = exp.findings(table, p)
+    print(f"keep_connection = {args.keep}; buffers {args.buffers}")
+    for r in exp.references(p):
+        ours = found.get(r.key)
+        print(f"  {r.key:36s} ours {ours if ours is None else round(ours, 3)!s:>7}  report {r.paper:g}")
+    pl.Config.set_tbl_rows(200)
+    print(table.filter(pl.col("class").is_in(["all", "ratio"])).select(
+        "topology", "policy", "buffer", "goodput_bps", "completion_s"))
+
+
+if __name__ == "__main__":
+    main()
