@@ -176,7 +176,8 @@ def to_user(p: Param, value: Any) -> Any:
 
 
 def _table_to_user(params: dict[str, Param], table: dict[str, Any]) -> dict[str, Any]:
-    return {p.key: to_user(p, table[name]) for name, p in params.items() if table[name] is not None}
+    # The core leaves out some parameters at their default (see params! in the core).
+    return {p.key: to_user(p, table[name]) for name, p in params.items() if table.get(name) is not None}
 
 
 def _scaled(n: int, units: tuple[tuple[str, int], ...], base: str) -> str:

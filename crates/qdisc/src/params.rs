@@ -374,6 +374,10 @@ pub fn link_rate(link_rate_bps: Option<u64>) -> Result<(), SpecError> {
 /// }
 /// ```
 ///
+/// A parameter's docs may be followed by one `#[serde(...)]` attribute, such
+/// as `skip_serializing_if` for a parameter added later that must leave the
+/// specs (and run hashes) of those not setting it as they were.
+///
 /// A set with required parameters gets `new(required...)`; one without gets
 /// `Default`. A flattened set's parameters are written at the same level.
 macro_rules! params {
@@ -384,13 +388,13 @@ macro_rules! params {
                 $( $(#[doc = $rdoc:literal])* pub $rfield:ident : $rty:ty [$runit:ident], )*
             }
             $( #[flatten] pub $group:ident : $gty:ty, )*
-            $( $(#[doc = $doc:literal])* pub $field:ident : $ty:ty [$unit:ident] = $default:expr, )*
+            $( $(#[doc = $doc:literal])* $(#[serde($($serde:tt)*)])? pub $field:ident : $ty:ty [$unit:ident] = $default:expr, )*
         }
     ) => {
         $crate::params::params!(@impl $(#[$meta])* $name
             { $( $(#[doc = $rdoc])* $rfield: $rty [$runit], )* }
             { $( $group: $gty, )* }
-            { $( $(#[doc = $doc])* $field: $ty [$unit] = $default, )* });
+            { $( $(#[doc = $doc])* $(#[serde($($serde)*)])? $field: $ty [$unit] = $default, )* });
 
         impl $name {
             /// The parameters without a default as given, every other at its default.
@@ -407,13 +411,13 @@ macro_rules! params {
         $(#[$meta:meta])*
         pub struct $name:ident {
             $( #[flatten] pub $group:ident : $gty:ty, )*
-            $( $(#[doc = $doc:literal])* pub $field:ident : $ty:ty [$unit:ident] = $default:expr, )*
+            $( $(#[doc = $doc:literal])* $(#[serde($($serde:tt)*)])? pub $field:ident : $ty:ty [$unit:ident] = $default:expr, )*
         }
     ) => {
         $crate::params::params!(@impl $(#[$meta])* $name
             {}
             { $( $group: $gty, )* }
-            { $( $(#[doc = $doc])* $field: $ty [$unit] = $default, )* });
+            { $( $(#[doc = $doc])* $(#[serde($($serde)*)])? $field: $ty [$unit] = $default, )* });
 
         impl Default for $name {
             fn default() -> Self {
@@ -438,14 +442,14 @@ macro_rules! params {
         @impl $(#[$meta:meta])* $name:ident
         { $( $(#[doc = $rdoc:literal])* $rfield:ident : $rty:ty [$runit:ident], )* }
         { $( $group:ident : $gty:ty, )* }
-        { $( $(#[doc = $doc:literal])* $field:ident : $ty:ty [$unit:ident] = $default:expr, )* }
+        { $( $(#[doc = $doc:literal])* $(#[serde($($serde:tt)*)])? $field:ident : $ty:ty [$unit:ident] = $default:expr, )* }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, serde::Serialize)]
         pub struct $name {
             $( $(#[doc = $rdoc])* pub $rfield: $rty, )*
             $( #[serde(flatten)] pub $group: $gty, )*
-            $( $(#[doc = $doc])* pub $field: $ty, )*
+            $( $(#[doc = $doc])* $(#[serde($($serde)*)])? pub $field: $ty, )*
         }
 
         impl $crate::params::Params for $name {

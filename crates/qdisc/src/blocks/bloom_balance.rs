@@ -81,6 +81,12 @@ pub enum PbTarget {
     EachQueue,
 }
 
+impl PbTarget {
+    fn is_each_move(&self) -> bool {
+        *self == PbTarget::EachMove
+    }
+}
+
 impl Balancing {
     fn periodic(self) -> bool {
         matches!(self, Balancing::Periodic | Balancing::Both)
@@ -113,7 +119,9 @@ params! {
         /// Periodic Balancing's target queue: `each_move` (the least-loaded
         /// queue after every move, digest A-BF4's recommendation) or
         /// `each_queue` (chosen once for each over-full queue, Figure 5.8
-        /// as printed).
+        /// as printed). Written out only when set, so that every other
+        /// discipline's spec, and run hash, stays as it was.
+        #[serde(skip_serializing_if = "PbTarget::is_each_move")]
         pub pb_target: PbTarget [Choice] = PbTarget::EachMove,
     }
 }
@@ -591,6 +599,16 @@ mod tests {
             ),
             (8, 4, 0)
         );
+    }
+
+    #[test]
+    fn the_pb_target_is_written_only_when_set() {
+        // Specs written before it, and their run hashes, stay as they were.
+        let mut p = BloomParams::default();
+        let spec = serde_json::to_value(p).unwrap();
+        assert!(spec.get("balancing").is_some() && spec.get("pb_target").is_none());
+        p.pb_target = PbTarget::EachQueue;
+        assert_eq!(serde_json::to_value(p).unwrap()["pb_target"], "each_queue");
     }
 
     #[test]
