@@ -20,7 +20,7 @@ from typing import Any
 from aqmlab import experiments
 from aqmlab.experiments.kantawala import common
 
-IDS = "kantawala.e6_mrtt,kantawala.e6_sb,kantawala.e6_mh,kantawala.e6_episodes"
+IDS = "kantawala.e6_mrtt,kantawala.e6_sb,kantawala.e6_mh,kantawala.e6_episodes,kantawala.e6_short"
 shipped_qdisc = common.qdisc
 
 
