@@ -163,16 +163,30 @@ impl Network {
         let stats = &mut self.flows[flow as usize];
         stats.arrivals += 1;
         stats.arrival_bytes += data.len() as u64;
-        let packet = RealPacket {
+        let packet = self.packet(&headers, flow, dst_host, now, now, data);
+        self.enqueue(link, packet, now);
+    }
+
+    /// The router's packet of `data` (its `headers` parsed), in the router
+    /// since `entered` and handed to a queue or the wire at `now`.
+    fn packet(
+        &self,
+        headers: &Headers,
+        flow: u32,
+        dst_host: u32,
+        entered: Time,
+        now: Time,
+        data: Vec<u8>,
+    ) -> RealPacket {
+        RealPacket {
             key: headers.tuple.key(self.flow_key),
             class: headers.class(self.tag_tos),
             flow,
             dst_host,
-            entered: now,
+            entered,
             enqueued: now,
             data,
-        };
-        self.enqueue(link, packet, now);
+        }
     }
 
     /// A packet the kernel released from port `port` at `now`: onto its
@@ -189,21 +203,14 @@ impl Network {
         };
         let held = self.kernel.release(headers.tuple, &data);
         let flow = self.flow(&headers);
+        let entered = held.map_or(now, |h| h.entered);
+        let packet = self.packet(&headers, flow, dst_host, entered, now, data);
         let index = self.kernel_links[port as usize] as usize;
         let link = &mut self.links[index];
-        link.counters.count_departures(1, data.len() as u64);
+        link.counters.count_departures(1, packet.data.len() as u64);
         if let Some(h) = held {
             link.sojourn.record(now - h.handed);
         }
-        let packet = RealPacket {
-            key: headers.tuple.key(self.flow_key),
-            class: headers.class(self.tag_tos),
-            flow,
-            dst_host,
-            entered: held.map_or(now, |h| h.entered),
-            enqueued: now,
-            data,
-        };
         if let Some(lost) = link.put_on_wire(packet, now) {
             self.flows[lost.flow as usize].lost += 1;
             self.recycle(lost.data);
