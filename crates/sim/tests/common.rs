@@ -107,6 +107,7 @@ impl Dumbbell {
                     profile: 0,
                     size_bytes: None,
                     off_time: None,
+                    keep_connection: false,
                     trace_cwnd,
                     stop_ns: None,
                 })

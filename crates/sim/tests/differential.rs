@@ -232,9 +232,9 @@ fn acks_meeting_at_the_reverse_bottleneck() {
 
 /// Every kind of traffic at once, its packets meeting at one nanosecond:
 /// Tahoe, NewReno, SACK and CUBIC senders beside Reno ones (one profile
-/// each; the first three with ns-2's RTT estimator), on-off TCP sources,
-/// flows that stop, CBR and on-off UDP, and Poisson arrivals of short
-/// flows, behind a DropTail and a QSDRR bottleneck.
+/// each; the first three with ns-2's RTT estimator), on-off TCP sources
+/// (fresh and kept connections), flows that stop, CBR and on-off UDP, and
+/// Poisson arrivals of short flows, behind a DropTail and a QSDRR bottleneck.
 #[test]
 fn every_kind_of_traffic_tied() {
     use aqmlab_sim::scenario::{ArrivalSpec, Dist, RttEstimator, TcpVariant};
@@ -264,18 +264,22 @@ fn every_kind_of_traffic_tied() {
                 profile: i as u32 + 1,
                 size_bytes: None,
                 off_time: None,
+                keep_connection: false,
                 trace_cwnd: false,
                 stop_ns: (i == 3).then_some(4 * S),
             });
         }
-        s.flows.groups.push(FlowGroup::Tcp {
-            label: "on-off".into(),
-            profile: 0,
-            size_bytes: Some(60_000),
-            off_time: Some(Dist::Exponential { mean: 2e8 }),
-            trace_cwnd: false,
-            stop_ns: None,
-        });
+        for keep_connection in [false, true] {
+            s.flows.groups.push(FlowGroup::Tcp {
+                label: format!("on-off, kept {keep_connection}"),
+                profile: 0,
+                size_bytes: Some(60_000),
+                off_time: Some(Dist::Exponential { mean: 2e8 }),
+                keep_connection,
+                trace_cwnd: false,
+                stop_ns: None,
+            });
+        }
         s.flows.groups.push(FlowGroup::Udp {
             label: "udp".into(),
             packet_size: 1000,
@@ -288,8 +292,8 @@ fn every_kind_of_traffic_tied() {
                 off: Dist::Fixed { value: 2e8 },
             },
         });
-        // Flows 2 to 7 take the new groups in turn.
-        for (f, g) in s.flows.group.iter_mut().enumerate().skip(2).take(6) {
+        // Flows 2 to 8 take the new groups in turn.
+        for (f, g) in s.flows.group.iter_mut().enumerate().skip(2).take(7) {
             *g = groups + (f as u32 - 2);
         }
         // On flow 1's route (sender s1, node 4, to receiver d1, node 5).
@@ -314,7 +318,7 @@ fn every_kind_of_traffic_tied() {
         // UDP flows have no reverse path.
         let mut reverse = aqmlab_sim::scenario::Paths::default();
         for f in 0..s.flows.len() {
-            let udp = s.flows.group[f] == groups + 5;
+            let udp = s.flows.group[f] == groups + 6;
             reverse.push(if udp {
                 &[]
             } else {
@@ -324,10 +328,13 @@ fn every_kind_of_traffic_tied() {
         s.flows.reverse_path = reverse;
         s.check().unwrap();
         // What the traffic did: short flows arrived and finished, the on-off
-        // source made transfers, senders recovered from losses.
+        // sources (a fresh connection each transfer, and a kept one) made
+        // transfers, senders recovered from losses.
         let r = run_with(s.clone(), Accelerations::NONE);
         assert!(r.flows.u64("flow_id").len() > 100, "{json}: arrivals");
-        assert!(r.flows.u64("transfers_completed")[6] > 3, "{json}: on-off");
+        for f in [6, 7] {
+            assert!(r.flows.u64("transfers_completed")[f] > 3, "{json}: on-off");
+        }
         assert!(
             r.flows.u64("fast_retransmits").iter().sum::<u64>() > 20,
             "{json}"
@@ -388,6 +395,7 @@ fn random_chain(seed: u64, delays: &[u64]) -> Scenario {
                 profile: 0,
                 size_bytes: None,
                 off_time: None,
+                keep_connection: false,
                 trace_cwnd: false,
                 stop_ns: None,
             },
