@@ -22,8 +22,7 @@
 //! one), and `freeze_time` 0 holds nothing; `p_m` is kept in [0, 1]; a packet that already carries CE is
 //! queued without a second mark. O(1) per packet.
 
-use std::collections::VecDeque;
-
+use crate::blocks::CountedFifo;
 use crate::params::{params, positive_limit, probability, SpecError, MS};
 use crate::rng::Rng;
 use crate::spec::QdiscParams;
@@ -129,8 +128,7 @@ impl BlueProbability {
 }
 
 pub struct Blue<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     limit: Limit,
     pm: BlueProbability,
     d1: f64,
@@ -152,8 +150,7 @@ impl<P: Packet> Blue<P> {
         seed: u64,
     ) -> Self {
         Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             limit,
             pm: BlueProbability::default(),
             d1,
@@ -173,7 +170,7 @@ impl<P: Packet> Blue<P> {
     fn length(&self) -> u64 {
         match self.limit {
             Limit::Packets(_) => self.queue.len() as u64,
-            Limit::Bytes(_) => self.bytes,
+            Limit::Bytes(_) => self.queue.bytes(),
         }
     }
 }
@@ -205,15 +202,11 @@ impl<P: Packet> QueueDiscipline<P> for Blue<P> {
                 }
             }
         }
-        self.bytes += packet.size() as u64;
         self.queue.push_back(packet);
     }
 
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front();
-        if let Some(p) = &packet {
-            self.bytes -= p.size() as u64;
-        }
         if self.queue.is_empty() {
             self.pm.decrease(self.d2, now, self.freeze);
         }
@@ -221,10 +214,7 @@ impl<P: Packet> QueueDiscipline<P> for Blue<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 

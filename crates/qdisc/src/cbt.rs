@@ -16,8 +16,7 @@
 //! add up to `avg` (up to fixed-point rounding); packet thresholds are
 //! converted to bytes with `avpkt`. O(1) per packet.
 
-use std::collections::VecDeque;
-
+use crate::blocks::CountedFifo;
 use crate::params::{not_negative, params, SpecError, VALID};
 use crate::red_linux::{ClassAvg, LinuxRedConfig, LinuxRedCore, LinuxRedParams, Region};
 use crate::spec::QdiscParams;
@@ -57,8 +56,7 @@ impl QdiscParams for CbtParams {
 }
 
 pub struct Cbt<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     core: LinuxRedCore,
     classes: [ClassAvg; TrafficClass::COUNT],
     /// Class thresholds in bytes scaled by 2^Wlog, as the averages; None: no test.
@@ -73,8 +71,7 @@ impl<P: Packet> Cbt<P> {
         thresholds[TrafficClass::UdpTagged.index()] = scaled(params.mm_threshold);
         thresholds[TrafficClass::UdpUntagged.index()] = scaled(params.udp_threshold);
         Ok(Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             core,
             classes: Default::default(),
             thresholds,
@@ -98,8 +95,8 @@ impl<P: Packet> QueueDiscipline<P> for Cbt<P> {
 
     fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
         let c = packet.class().index();
-        self.core.arrive(self.bytes, now, &mut self.classes);
-        let fits = self.core.fits(self.bytes, packet.size());
+        self.core.arrive(self.queue.bytes(), now, &mut self.classes);
+        let fits = self.core.fits(self.queue.bytes(), packet.size());
         let admitted = match self.core.region() {
             Region::Below => {
                 self.core.below();
@@ -120,9 +117,7 @@ impl<P: Packet> QueueDiscipline<P> for Cbt<P> {
         };
         if let Some(p) = admitted {
             if fits {
-                let size = p.size() as u64;
-                self.bytes += size;
-                self.classes[c].bytes += size;
+                self.classes[c].bytes += p.size() as u64;
                 self.queue.push_back(p);
             } else {
                 verdicts.refuse(p, DropReason::Overflow);
@@ -136,9 +131,7 @@ impl<P: Packet> QueueDiscipline<P> for Cbt<P> {
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front();
         if let Some(p) = &packet {
-            let size = p.size() as u64;
-            self.bytes -= size;
-            self.classes[p.class().index()].bytes -= size;
+            self.classes[p.class().index()].bytes -= p.size() as u64;
         }
         if self.queue.is_empty() {
             self.core.idle(now);
@@ -147,10 +140,7 @@ impl<P: Packet> QueueDiscipline<P> for Cbt<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 

@@ -1,8 +1,7 @@
 //! DropTail: a FIFO that refuses arrivals when full. Linux `pfifo`/`bfifo`;
 //! ns-2/ns-3 `DropTail`. The baseline every seed compares against.
 
-use std::collections::VecDeque;
-
+use crate::blocks::CountedFifo;
 use crate::params::{params, positive_limit, SpecError};
 use crate::spec::QdiscParams;
 use crate::{Backlog, DropReason, Limit, Packet, QueueDiscipline, Time, Verdicts};
@@ -31,16 +30,14 @@ impl QdiscParams for DropTailParams {
 }
 
 pub struct DropTail<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     limit: Limit,
 }
 
 impl<P: Packet> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             limit,
         }
     }
@@ -53,7 +50,6 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     fn enqueue(&mut self, packet: P, _now: Time, verdicts: &mut Verdicts<P>) {
         if self.limit.admits(self.backlog(), packet.size()) {
-            self.bytes += packet.size() as u64;
             self.queue.push_back(packet);
         } else {
             verdicts.refuse(packet, DropReason::Overflow);
@@ -62,15 +58,11 @@ impl<P: Packet> QueueDiscipline<P> for DropTail<P> {
 
     fn dequeue(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front()?;
-        self.bytes -= packet.size() as u64;
         Some(packet)
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 
     fn fifo_limit(&self) -> Option<Limit> {

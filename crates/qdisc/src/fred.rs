@@ -28,9 +28,9 @@
 //! Parameters, their defaults and sources: [`FredParams`]. O(1) per packet
 //! (a hash map of active flows).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
-use crate::blocks::Ewma;
+use crate::blocks::{CountedFifo, Ewma};
 use crate::params::{
     link_rate, nonzero, not_negative, params, probability, thresholds, weight, SpecError,
     DEFAULT_LINK_RATE_BPS,
@@ -94,8 +94,7 @@ struct FlowState {
 }
 
 pub struct Fred<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     flows: HashMap<u64, FlowState>,
     params: FredParams,
     avg: Ewma,
@@ -109,8 +108,7 @@ pub struct Fred<P> {
 impl<P: Packet> Fred<P> {
     pub fn new(params: FredParams, seed: u64) -> Self {
         Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             flows: HashMap::new(),
             avg: Ewma::new(params.w_q),
             avgcq: 1.0,
@@ -209,13 +207,11 @@ impl<P: Packet> QueueDiscipline<P> for Fred<P> {
         }
         self.flows.entry(key).or_default().qlen += 1;
         self.calc_avg(now, false);
-        self.bytes += packet.size() as u64;
         self.queue.push_back(packet);
     }
 
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front()?;
-        self.bytes -= packet.size() as u64;
         let key = packet.flow_key();
         let left = {
             let f = self
@@ -233,10 +229,7 @@ impl<P: Packet> QueueDiscipline<P> for Fred<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 

@@ -21,11 +21,9 @@
 //! measured in packets or bytes (section 4 allows either), and byte mode
 //! scales `p_b` by size (figure 2's byte-mode line). O(1) per packet.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::Ewma;
+use crate::blocks::{CountedFifo, Ewma};
 use crate::params::{
     link_rate, nonzero, params, positive_limit, probability, thresholds, weight, SpecError,
     DEFAULT_LINK_RATE_BPS,
@@ -169,8 +167,7 @@ pub(crate) fn tx_time_ns(bytes: u32, bps: u64) -> f64 {
 }
 
 pub struct Red<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     params: RedParams,
     avg: Ewma,
     /// Packets since the last drop while in the early region; -1 outside.
@@ -187,8 +184,7 @@ impl<P: Packet> Red<P> {
         let bps = params.link_rate_bps.unwrap_or(DEFAULT_LINK_RATE_BPS);
         let s_ns = tx_time_ns(params.mean_packet_size, bps);
         Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             avg: Ewma::new(params.w_q),
             count: -1,
             idle_since: Some(0),
@@ -219,7 +215,7 @@ impl<P: Packet> Red<P> {
     fn current(&self) -> f64 {
         match self.params.mode {
             RedMode::Packets => self.queue.len() as f64,
-            RedMode::Bytes => self.bytes as f64,
+            RedMode::Bytes => self.queue.bytes() as f64,
         }
     }
 
@@ -312,7 +308,6 @@ impl<P: Packet> Red<P> {
             packet.mark_ce();
             verdicts.mark(packet.size());
         }
-        self.bytes += packet.size() as u64;
         self.idle_since = None;
         self.queue.push_back(packet);
     }
@@ -331,9 +326,6 @@ impl<P: Packet> QueueDiscipline<P> for Red<P> {
 
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front();
-        if let Some(p) = &packet {
-            self.bytes -= p.size() as u64;
-        }
         if self.queue.is_empty() && self.idle_since.is_none() {
             // ns-2 counts the idle time from when the link finds the queue
             // empty, once this last packet is sent (REDQueue::deque).
@@ -347,10 +339,7 @@ impl<P: Packet> QueueDiscipline<P> for Red<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 
@@ -622,7 +611,7 @@ mod tests {
         red.apply(p, RedVerdict::Random, &mut v);
         assert_eq!(v.marked(), 1);
         assert!(v.dropped().is_empty());
-        assert_eq!(red.queue[0].ecn, Ecn::Ce);
+        assert_eq!(red.queue.front().unwrap().ecn, Ecn::Ce);
         // ...but a forced drop stays a drop.
         red.apply(p, RedVerdict::Forced, &mut v);
         assert_eq!(v.dropped().len(), 1);

@@ -26,8 +26,7 @@
 //!
 //! Time: the kernel's psched clock is taken as microseconds.
 
-use std::collections::VecDeque;
-
+use crate::blocks::CountedFifo;
 use crate::params::{
     link_rate, nonzero, params, probability, refuse, thresholds, SpecError, DEFAULT_LINK_RATE_BPS,
     VALID,
@@ -391,16 +390,14 @@ impl LinuxRedCore {
 
 /// Linux 2.4 `sch_red`: a byte FIFO under [`LinuxRedCore`].
 pub struct RedLinux<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     core: LinuxRedCore,
 }
 
 impl<P: Packet> RedLinux<P> {
     pub fn new(params: &LinuxRedParams, seed: u64) -> Result<Self, String> {
         Ok(Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             core: LinuxRedCore::new(LinuxRedConfig::from_tc(params)?, seed),
         })
     }
@@ -416,8 +413,8 @@ impl<P: Packet> QueueDiscipline<P> for RedLinux<P> {
     }
 
     fn enqueue(&mut self, packet: P, now: Time, verdicts: &mut Verdicts<P>) {
-        self.core.arrive(self.bytes, now, &mut []);
-        let fits = self.core.fits(self.bytes, packet.size());
+        self.core.arrive(self.queue.bytes(), now, &mut []);
+        let fits = self.core.fits(self.queue.bytes(), packet.size());
         let admitted = match self.core.region() {
             Region::Below => {
                 self.core.below();
@@ -437,7 +434,6 @@ impl<P: Packet> QueueDiscipline<P> for RedLinux<P> {
         };
         if let Some(p) = admitted {
             if fits {
-                self.bytes += p.size() as u64;
                 self.queue.push_back(p);
             } else {
                 verdicts.refuse(p, DropReason::Overflow);
@@ -451,9 +447,6 @@ impl<P: Packet> QueueDiscipline<P> for RedLinux<P> {
 
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front();
-        if let Some(p) = &packet {
-            self.bytes -= p.size() as u64;
-        }
         if self.queue.is_empty() {
             self.core.idle(now);
         }
@@ -461,10 +454,7 @@ impl<P: Packet> QueueDiscipline<P> for RedLinux<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 

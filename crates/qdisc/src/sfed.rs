@@ -51,11 +51,12 @@
 //! packet for the randomized variant, O(N) per bucket creation and per token
 //! visit cycle for the exact one.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::token_buckets::{BucketKey, TokenBuckets, SCALE};
+use crate::blocks::CountedFifo;
 use crate::params::{nonzero, params, positive, positive_limit, probability, refuse, SpecError};
 use crate::rng::Rng;
 use crate::spec::QdiscParams;
@@ -266,8 +267,7 @@ struct Route {
 }
 
 pub struct Sfed<P> {
-    queue: VecDeque<P>,
-    bytes: u64,
+    queue: CountedFifo<P>,
     limit: Limit,
     byte_mode: bool,
     /// T, in fixed-point units.
@@ -354,8 +354,7 @@ impl<P: Packet> Sfed<P> {
         }
         let total = (c.alpha * b as f64 * SCALE as f64).round() as i64;
         Self {
-            queue: VecDeque::new(),
-            bytes: 0,
+            queue: CountedFifo::default(),
             limit: c.limit,
             byte_mode,
             total,
@@ -561,13 +560,11 @@ impl<P: Packet> QueueDiscipline<P> for Sfed<P> {
             }
         }
         self.buckets.add_tokens(slot, -self.cost(&packet));
-        self.bytes += packet.size() as u64;
         self.queue.push_back(packet);
     }
 
     fn dequeue(&mut self, _now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         let packet = self.queue.pop_front()?;
-        self.bytes -= packet.size() as u64;
         self.sigma += self.cost(&packet);
         if self.randomized {
             self.distribute_randomized();
@@ -578,10 +575,7 @@ impl<P: Packet> QueueDiscipline<P> for Sfed<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog {
-            packets: self.queue.len() as u64,
-            bytes: self.bytes,
-        }
+        self.queue.backlog()
     }
 }
 

@@ -1,5 +1,5 @@
-//! Mechanisms several disciplines share, written once (DESIGN.md): seeded
-//! hash families, EWMA with idle-time correction, per-queue FIFOs with byte
+//! Mechanisms several disciplines share, written once (DESIGN.md): the
+//! single-queue disciplines' FIFO with its byte count, seeded hash families, EWMA with idle-time correction, per-queue FIFOs with byte
 //! counts (a ring each, or lists in one shared pool), the deficit round robin (and FQ-CoDel's sparse-flow variant),
 //! SFED's token buckets, the CoDel control loop, time-stamped packets,
 //! per-queue lengths with O(1) longest and shortest, an indexed heap, Bloom
@@ -11,6 +11,7 @@
 pub mod bloom;
 pub mod bloom_balance;
 pub mod codel;
+pub mod counted_fifo;
 pub mod drr;
 pub mod drr_queues;
 pub mod ewma;
@@ -28,6 +29,7 @@ pub mod weighted_queues;
 pub use bloom::BloomFilters;
 pub use bloom_balance::{Balancing, BloomBalancer, BloomConfig, BloomParams};
 pub use codel::{CodelConfig, CodelQueue, CodelVars, FlowHead};
+pub use counted_fifo::CountedFifo;
 pub use drr::{DrrRing, DrrRound, Member, SparseRound};
 pub(crate) use drr_queues::delegate_to_drr_queues;
 pub use drr_queues::{ever_fits, free_space, DrrQueues, PerFlowQueues};
