@@ -551,53 +551,42 @@ mod tests {
         assert_eq!(b.queue_of_flow(key0), 0);
     }
 
-    #[test]
-    fn periodic_balancing_moves_filters_down_to_the_threshold() {
+    /// Periodic Balancing's pass over three queues, every filter on queue 0
+    /// with counts 4, 3, 2, 2, 1, 0 (12, 0, 0 flows; threshold 4); returns
+    /// the filters' queues and the queues' flows.
+    fn periodic_pass(target: PbTarget) -> (Vec<u32>, [u64; 3]) {
         let mut b = BloomBalancer::new(cfg(3, 6, Balancing::Periodic), 3);
+        b.pb_target = target;
         for f in 0..6 {
             b.relink(f, 0);
         }
         b.count = vec![4, 3, 2, 2, 1, 0];
         b.assigned = true;
         b.counting = false;
-        b.set_queue_counts_from_filters(); // 12, 0, 0; threshold 4
+        b.set_queue_counts_from_filters();
         b.periodic();
+        let flows = [0, 1, 2].map(|q| b.estimated_flows(q));
+        (b.queue_of, flows)
+    }
+
+    #[test]
+    fn periodic_balancing_moves_filters_down_to_the_threshold() {
         // Queue 0 (12 > 4): filter 0 (4) -> queue 1 (0 < 4); filter 1 (3) ->
         // queue 2; filter 2 (2) -> queue 2 (3 < 4, queue 0 at 5 > 4);
         // then queue 0 holds 3 <= 4 and the loop stops.
-        assert_eq!(b.queue_of, vec![1, 2, 2, 0, 0, 0]);
         assert_eq!(
-            (
-                b.estimated_flows(0),
-                b.estimated_flows(1),
-                b.estimated_flows(2)
-            ),
-            (3, 4, 5)
+            periodic_pass(PbTarget::EachMove),
+            (vec![1, 2, 2, 0, 0, 0], [3, 4, 5])
         );
     }
 
     #[test]
     fn figure_5_8_as_printed_fills_one_target_per_over_full_queue() {
-        let mut b = BloomBalancer::new(cfg(3, 6, Balancing::Periodic), 3);
-        b.pb_target = PbTarget::EachQueue;
-        for f in 0..6 {
-            b.relink(f, 0);
-        }
-        b.count = vec![4, 3, 2, 2, 1, 0];
-        b.assigned = true;
-        b.counting = false;
-        b.set_queue_counts_from_filters(); // 12, 0, 0; threshold 4
-        b.periodic();
         // Q_min is queue 1, chosen once: filter 0 (4) fills it to the
         // threshold and the loop ends, queue 0 still over it, queue 2 empty.
-        assert_eq!(b.queue_of, vec![1, 0, 0, 0, 0, 0]);
         assert_eq!(
-            (
-                b.estimated_flows(0),
-                b.estimated_flows(1),
-                b.estimated_flows(2)
-            ),
-            (8, 4, 0)
+            periodic_pass(PbTarget::EachQueue),
+            (vec![1, 0, 0, 0, 0, 0], [8, 4, 0])
         );
     }
 
