@@ -3,8 +3,9 @@
 The report does not say whether each 256-packet burst of an on-off source opens a fresh
 connection or continues the last one (digest A-T6). ``kantawala.e3_short`` opens a fresh
 one; ns-2's natural on-off source, one ``Agent/TCP`` given 256 more packets each time,
-continues it: window, threshold and RTT estimate carry over the idle time
-(``keep_connection``). This runs the experiment's paper-fidelity scenarios at a few
+continues it (``keep_connection``): the threshold and RTT estimate carry over the idle
+time, and the window too unless the idle time reaches an RTO (then ns-2's timer has
+closed it to one packet). This runs the experiment's paper-fidelity scenarios at a few
 buffers with ``keep_connection`` set, or not, and prints the references' figures beside
 the report's values. docs/experiments/kantawala.md, "kantawala.e3_short", reads them.
 

@@ -172,3 +172,34 @@ def test_a_short_flow_completes_when_ns2_s_does_with_and_without_a_syn(syn, tmp_
     rtt = 0.1
     # 20 packets from a window of 2 doubling: 2 + 4 + 8 + 6, four round trips of data
     assert round(ours / rtt) == round(theirs / rtt) == (5 if syn else 4), (ours, theirs)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_an_on_off_source_sends_as_ns2_s_does(keep, tmp_path):
+    """An on-off TCP source is ns-2's agent given each transfer in turn: reset for a
+    fresh connection, or, ``keep_connection``, given more (its window closed to one
+    packet by the timer that fires in the idle second): on an idle path both simulators
+    send the same packets and have the same ones acknowledged."""
+    import aqmlab
+    from aqmlab.ns2.run import run_ns2
+
+    s = {
+        "name": "onoff", "seed": 1, "duration": "10s", "sample_interval": "0s",
+        "topology": {"kind": "dumbbell", "senders": 1,
+                     "bottleneck": {"rate": "10Mbps", "delay": "50ms", "qdisc": {"kind": "droptail", "limit": "1000pkt"}},
+                     "access": {"rate": "100Mbps", "delay": "0ms"}},
+        "flows": [{"kind": "tcp", "size": "20pkt", "off_time": "1s", "keep_connection": keep}],
+    }
+    r = Scenario.coerce(s).resolve()
+    assert "onoff 0 " in to_tcl(r)
+    theirs = run_ns2(r, tmp_path).flows.row(0, named=True)
+    ours = aqmlab.run(s).flows.row(0, named=True)
+    assert ours["transfers_completed"] == 7
+    assert (theirs["packets_sent"], theirs["throughput_bps"]) == (ours["packets_sent"], ours["throughput_bps"])
+
+
+def test_an_on_off_source_idles_as_ns2_can():
+    with pytest.raises(UserError) as e:
+        to_tcl(resolved(flows=[{"kind": "tcp", "size": "20pkt",
+                                "off_time": {"dist": "uniform", "low": "1s", "high": "2s"}}]))
+    assert e.value.field == "flows[0].off_time"

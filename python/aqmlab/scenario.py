@@ -419,8 +419,9 @@ class TcpFlow(Model):
     )
     keep_connection: bool = Field(
         False,
-        description="On-off sources: each transfer continues the connection (window, threshold and RTT "
-        "estimate carry over the idle time, as ns-2's reused Agent/TCP) instead of opening a fresh one.",
+        description="On-off sources: each transfer continues the connection (threshold and RTT estimate "
+        "carry over the idle time, and the window unless the idle time reaches an RTO, as ns-2's reused "
+        "Agent/TCP) instead of opening a fresh one.",
     )
     trace_cwnd: bool = Field(False, description="Record each flow's congestion window.")
     stop: Optional[Time] = Field(

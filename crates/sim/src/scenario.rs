@@ -347,9 +347,9 @@ pub enum FlowGroup {
         /// starts (seed 000's on-off sources); `None`: send once.
         #[serde(default)]
         off_time: Option<Dist>,
-        /// An on-off source's next transfer continues the connection: its
-        /// window, threshold and RTT estimate carry over (ns-2's reused
-        /// `Agent/TCP`). Written only when set.
+        /// An on-off source's next transfer continues the connection
+        /// (ns-2's reused `Agent/TCP`, `TcpSender::restart`). Written only
+        /// when set.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         keep_connection: bool,
         /// Record these flows' congestion windows in the time series.

@@ -79,8 +79,8 @@ def read_out(path: Path, resolved: dict[str, Any], wall: float, directory: Path)
             samples.append((int(rest[0]), float(rest[1]), float(rest[2])))
         elif kind == "bytes":
             counts.append((int(rest[0]), float(rest[1]), int(rest[2])))
-        elif kind == "done":
-            done[int(rest[0])] = float(rest[1])
+        elif kind == "done":  # an on-off source's first transfer
+            done.setdefault(int(rest[0]), float(rest[1]))
     window = (resolved["duration_ns"] - resolved["warmup_ns"]) / 1e9
     sent = pl.DataFrame(counts, schema=["link", "time_s", "departure_bytes"], orient="row")
     return Ns2Results(

@@ -223,8 +223,22 @@ def _flow_lines(f: Flow) -> list[str]:
     if g.get("stop_ns") is not None:
         lines.append(f"$ns at {_seconds(g['stop_ns'])} \"{'$ftp' if f.kind == 'tcp' else '$app'}({f.id}) stop\"")
     if f.kind == "tcp" and g.get("off_time") is not None:
-        raise UserError("ns-2 has no TCP on/off source (off_time)", f"flows[{f.id}].off_time")
+        lines.append(_on_off(f))
     return lines
+
+
+def _on_off(f: Flow) -> str:
+    """An on-off TCP source: its next transfer an idle time after each, exponential
+    (ns-2's RandomVariable/Exponential) or fixed."""
+    off, where = f.group["off_time"], f"flows[{f.id}]"
+    if off["dist"] == "exponential":
+        idle = f"Exponential avg_ {_seconds(off['mean'])}"
+    elif off["dist"] == "fixed":
+        idle = f"Constant val_ {_seconds(off['value'])}"
+    else:
+        raise UserError("ns-2's on-off TCP source here idles an exponential or fixed time", f"{where}.off_time")
+    kept = int(bool(f.group.get("keep_connection")))
+    return f"onoff {f.id} {int(f.size_bytes)} {kept} {idle}"
 
 
 #: Helpers of every script: routes, flows, snapshots and samples.
@@ -234,14 +248,54 @@ proc route {node dst via} {
     [$n($node) get-module "Manual"] add-route [$n($dst) set address_] [[$ns link $n($node) $n($via)] head]
 }
 proc tcpflow {i profile src dst} {
-    global ns n tcp ftp
-    lassign [tcp_profile$profile] tcp($i) sink
+    global ns n tcp ftp sink before
+    lassign [tcp_profile$profile] tcp($i) sink($i)
     $tcp($i) set fid_ $i
     $ns attach-agent $n($src) $tcp($i)
-    $ns attach-agent $n($dst) $sink
-    $ns connect $tcp($i) $sink
+    $ns attach-agent $n($dst) $sink($i)
+    $ns connect $tcp($i) $sink($i)
     set ftp($i) [$tcp($i) attach-app FTP]
+    set before($i) {0 0 0 0 0}
     $tcp($i) proc done {} "global ns out; puts \$out \"done $i \[\$ns now\]\""
+}
+# Flow i's counters: ack_ (packets acknowledged, less one), ndatapack_, nrexmitpack_,
+# nrexmit_, ncwndcuts_, with those of the transfers its agent was reset after.
+proc counters {i} {
+    global tcp before
+    set sum {}
+    foreach was $before($i) name {ack_ ndatapack_ nrexmitpack_ nrexmit_ ncwndcuts_} {
+        lappend sum [expr {$was + [$tcp($i) set $name]}]
+    }
+    return $sum
+}
+# An on-off source (seed 000's): after each transfer of `bytes` it idles a time drawn
+# from RandomVariable/`kind` (its `var` set to `value` s); then a fresh connection sends
+# the next (both agents reset, their counters kept in `before`), or, `kept`, the same
+# connection sends more (`advanceby`, which lets `done` come again; ns-2 shrinks no
+# window for the idle time).
+proc onoff {i bytes kept kind var value} {
+    global tcp idle_time
+    set idle_time($i) [new RandomVariable/$kind]
+    $idle_time($i) set $var $value
+    set next [expr {$kept ? "onoff_more" : "onoff_fresh"}]
+    $tcp($i) proc done {} "onoff_done $i $bytes $next"
+}
+proc onoff_done {i bytes next} {
+    global ns out idle_time
+    puts $out "done $i [$ns now]"
+    $ns at [expr {[$ns now] + [$idle_time($i) value]}] "$next $i $bytes"
+}
+proc onoff_fresh {i bytes} {
+    global tcp sink ftp before
+    set now [counters $i]
+    set before($i) [lreplace $now 0 0 [expr {[lindex $now 0] + 1}]]
+    $tcp($i) reset
+    $sink($i) reset
+    $ftp($i) send $bytes
+}
+proc onoff_more {i bytes} {
+    global tcp
+    $tcp($i) advanceby [expr {($bytes + [$tcp($i) set packetSize_] - 1) / [$tcp($i) set packetSize_]}]
 }
 proc udpflow {i src dst cls} {
     global ns n app udp
@@ -270,8 +324,7 @@ proc wire_loss {l a b p} {
 proc snapshot {tag} {
     global ns out tcp qmon lost
     foreach i [lsort -integer [array names tcp]] {
-        set t $tcp($i)
-        puts $out "tcp $tag $i [$t set ack_] [$t set ndatapack_] [$t set nrexmitpack_] [$t set nrexmit_] [$t set ncwndcuts_] [$t set cwnd_]"
+        puts $out "tcp $tag $i [counters $i] [$tcp($i) set cwnd_]"
     }
     foreach l [lsort -integer [array names qmon]] {
         set m $qmon($l)

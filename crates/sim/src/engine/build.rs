@@ -145,6 +145,7 @@ impl Simulation {
                             keep_connection: *keep_connection,
                             rng: self.flow_rng(),
                             transfer_start: start_ns,
+                            done_at: start_ns,
                             transfers_done: 0,
                             completion_sum: 0,
                         })

@@ -69,8 +69,9 @@ pub struct OnOff {
     /// The next transfer continues the connection (`TcpSender::restart`).
     pub keep_connection: bool,
     pub rng: Rng,
-    /// Start of the current transfer.
+    /// Start of the current transfer, and the end of the last one.
     pub transfer_start: Time,
+    pub done_at: Time,
     pub transfers_done: u32,
     pub completion_sum: Time,
 }

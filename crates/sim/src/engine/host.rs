@@ -148,6 +148,7 @@ impl Simulation {
             tcp.first_completion = MaybeTime::at(took);
         }
         if let Some(o) = &mut tcp.on_off {
+            o.done_at = now;
             o.transfers_done += 1;
             o.completion_sum += took;
             let idle = o.off_time.sample(&mut o.rng).max(0.0) as Time;
@@ -232,7 +233,8 @@ impl Simulation {
         // Only an on-off source starts again.
         if let Some(o) = &mut tcp.on_off {
             if o.transfers_done > 0 {
-                tcp.sender.restart(p, o.keep_connection);
+                let idle = now - o.done_at;
+                tcp.sender.restart(p, o.keep_connection.then_some(idle));
             }
             o.transfer_start = now;
         }

@@ -115,13 +115,15 @@ impl TcpSender {
     }
 
     /// Start a fresh transfer of the same size. By default a new
-    /// connection state, as each arriving flow has. With `keep_connection`
-    /// the window, the slow-start threshold, the RTT estimate and the
-    /// variant's state carry over the idle time, with no restart after it:
-    /// ns-2's `Agent/TCP` given more data (`advanceby`), which cancels its
-    /// timer when all is acknowledged and, without `QOption_`, never shrinks
-    /// the window for idleness (tcp.cc, `newtimer`).
-    pub fn restart(&mut self, profile: &TcpProfile, keep_connection: bool) {
+    /// connection state, as each arriving flow has. A connection kept over
+    /// `kept_idle` carries its window, slow-start threshold, RTT estimate
+    /// and variant state over, as ns-2's `Agent/TCP` given more data
+    /// (`advanceby`) does; but ns-2 leaves its retransmission timer armed
+    /// when all is acknowledged (tcp.cc, `newtimer`), and when it fires with
+    /// nothing outstanding (`slow_start_restart_`, on by default) the window
+    /// closes to one packet, the threshold kept (`timeout`): so an idle time
+    /// of an RTO or more restarts slow start.
+    pub fn restart(&mut self, profile: &TcpProfile, kept_idle: Option<Time>) {
         debug_assert!(!self.stopped, "a stopped flow starts no transfer");
         let fresh = Self {
             total: self.total,
@@ -133,13 +135,16 @@ impl TcpSender {
             ..Self::new(profile, None)
         };
         let old = std::mem::replace(self, fresh);
-        if keep_connection {
+        if let Some(idle) = kept_idle {
             self.window = old.window;
             self.rtt = old.rtt;
             // Sequence numbers start again: the old timed packet is not this one.
             self.rtt.stop_timing(profile);
             self.backoff = old.backoff;
             self.variant = old.variant;
+            if idle >= self.rtt.rto(self.backoff, profile) {
+                self.window.cwnd = 1.0;
+            }
         }
     }
 
@@ -634,7 +639,7 @@ mod tests {
         s.open(0, 0, &p, &mut out);
         s.on_ack(&ack(2, 0), 10, &p, &mut out);
         let sent_before = s.counters.packets_sent;
-        s.restart(&p, false);
+        s.restart(&p, None);
         assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
         assert_eq!(s.total, 6);
         assert_eq!(s.cwnd(), 2.0);
@@ -642,25 +647,35 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_connection_carries_its_window_over_the_idle_time() {
+    fn a_kept_connection_carries_its_window_over_a_short_idle_time_only() {
         let p = profile(TcpVariant::Reno);
-        let mut s = TcpSender::new(&p, Some(50_000));
-        let mut out = Outbox::default();
-        s.open(0, 0, &p, &mut out);
-        for seq in 1..=8 {
-            s.on_ack(&ack(seq, 0), 10 * seq as Time, &p, &mut out);
-        }
-        let (cwnd, ssthresh) = (s.window.cwnd, s.window.ssthresh);
+        let opened = || {
+            let mut s = TcpSender::new(&p, Some(50_000));
+            let mut out = Outbox::default();
+            s.open(0, 0, &p, &mut out);
+            for seq in 1..=8 {
+                s.on_ack(&ack(seq, 0), 10 * seq as Time, &p, &mut out);
+            }
+            s.window.ssthresh = 7.0;
+            s
+        };
+        let s = opened();
+        let (cwnd, rto) = (s.window.cwnd, s.rtt.rto(s.backoff, &p));
         assert!(
             cwnd > p.initial_window as f64,
             "slow start opened it: {cwnd}"
         );
-        s.window.ssthresh = 7.0;
-        s.restart(&p, true);
-        assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
-        assert_eq!((s.window.cwnd, s.window.ssthresh), (cwnd, 7.0));
-        s.restart(&p, false);
-        assert_eq!(s.window.cwnd, p.initial_window as f64);
-        assert_eq!(s.window.ssthresh, ssthresh);
+        let restarted = |idle: Option<Time>| {
+            let mut s = opened();
+            s.restart(&p, idle);
+            assert_eq!((s.phase, s.snd_una, s.epoch), (Phase::Idle, 0, 1));
+            (s.window.cwnd, s.window.ssthresh)
+        };
+        // Within an RTO the window is kept; past it ns-2's timer has closed
+        // it to one packet, the threshold kept; a new connection has neither.
+        assert_eq!(restarted(Some(rto - 1)), (cwnd, 7.0));
+        assert_eq!(restarted(Some(rto)), (1.0, 7.0));
+        let fresh = TcpSender::new(&p, None).window;
+        assert_eq!(restarted(None), (fresh.cwnd, fresh.ssthresh));
     }
 }
