@@ -271,8 +271,8 @@ proc counters {i} {
 # An on-off source (seed 000's): after each transfer of `bytes` it idles a time drawn
 # from RandomVariable/`kind` (its `var` set to `value` s); then a fresh connection sends
 # the next (both agents reset, their counters kept in `before`), or, `kept`, the same
-# connection sends more (`advanceby`, which lets `done` come again; ns-2 shrinks no
-# window for the idle time).
+# connection sends more (`advanceby`, which lets `done` come again; an idle time past
+# the RTO has closed the window to one packet).
 proc onoff {i bytes kept kind var value} {
     global tcp idle_time
     set idle_time($i) [new RandomVariable/$kind]
