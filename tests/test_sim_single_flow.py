@@ -85,8 +85,9 @@ def test_a_header_size_of_zero_counts_the_whole_packet_as_goodput():
 
 
 def _on_off(keep: bool) -> dict:
-    """One on-off source, 256-packet bursts a second apart, on a path that drops nothing."""
-    burst = {"kind": "tcp", "size": "256pkt", "off_time": "1s", "keep_connection": keep}
+    """One on-off source, 256-packet bursts 50 ms apart (less than an RTO), on a path
+    that drops nothing."""
+    burst = {"kind": "tcp", "size": "256pkt", "off_time": "50ms", "keep_connection": keep}
     return {
         "duration": "30s",
         "tcp": {"variant": "reno", "initial_window": 1, "receiver_window": 1000},
@@ -100,9 +101,9 @@ def _on_off(keep: bool) -> dict:
 
 
 def test_a_kept_connection_sends_its_later_bursts_without_slow_start():
-    """ns-2's reused Agent/TCP (``keep_connection``): after the first burst the window
-    is already open, so a burst takes one round trip plus its time on the wire, where a
-    fresh connection slow-starts through log2(256) = 8 round trips every time."""
+    """ns-2's reused Agent/TCP (``keep_connection``): idle for less than an RTO, the
+    window stays open, so a burst takes one round trip plus its time on the wire, where
+    a fresh connection slow-starts through log2(256) = 8 round trips every time."""
     flows = {keep: aqmlab.run(_on_off(keep)).flows.row(0, named=True) for keep in (False, True)}
     rtt, wire = 0.1, 256 * 1000 * 8 / 10e6  # packets of 1000 B on the wire
     assert flows[True]["packets_dropped"] == flows[False]["packets_dropped"] == 0
