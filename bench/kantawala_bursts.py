@@ -10,6 +10,9 @@ buffers with ``keep_connection`` set, or not, and prints the references' figures
 the report's values. docs/experiments/kantawala.md, "kantawala.e3_short", reads them.
 
     python bench/kantawala_bursts.py --keep --buffers 200,1000,5000 -j 2
+    python bench/kantawala_bursts.py --topologies mh --policies tdrr --tdrr-weight 0.0009765625
+
+``--tdrr-weight`` gives TDRR another EWMA weight (a longer memory: digest A-TD1).
 """
 
 import argparse
@@ -17,8 +20,10 @@ from typing import Any
 
 import polars as pl
 
-from aqmlab.experiments.kantawala import chapter3
+from aqmlab.experiments.kantawala import chapter3, common
 from aqmlab.sweeps import Runner
+
+shipped_qdisc = common.qdisc
 
 
 def with_kept_connection(s: dict[str, Any]) -> dict[str, Any]:
@@ -33,19 +38,26 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the connection from burst to burst")
     ap.add_argument("--buffers", default="200,1000,5000")
     ap.add_argument("--topologies", default="sb,mrtt,mh")
+    ap.add_argument("--policies", default=",".join(chapter3.ShortParams(chapter3.PAPER, ()).policies))
+    ap.add_argument("--tdrr-weight", type=float, help="TDRR's EWMA weight (the experiments' 1/32)")
     ap.add_argument("--store", default="results/store")
     ap.add_argument("-j", "--workers", type=int, default=1)
     args = ap.parse_args()
     exp = chapter3.ShortBursts()
     p = chapter3.ShortParams(chapter3.PAPER, tuple(int(b) for b in args.buffers.split(",")),
-                             topologies=tuple(args.topologies.split(",")))
+                             policies=tuple(args.policies.split(",")), topologies=tuple(args.topologies.split(",")))
+    if args.tdrr_weight is not None:
+        # The experiments build every bottleneck through common.qdisc.
+        weight = args.tdrr_weight
+        common.qdisc = lambda policy, b, **kw: shipped_qdisc(
+            policy, b, **kw, **({"weight": weight} if policy == "tdrr" else {}))
     if args.keep:
         build = exp.scenarios_of
         exp.scenarios_of = lambda *a: [with_kept_connection(s) for s in build(*a)]  # type: ignore[method-assign]
     with Runner(None, args.workers, args.store, progress=True) as runner:
         table = exp.measure(runner, p)
     found = exp.findings(table, p)
-    print(f"keep_connection = {args.keep}; buffers {args.buffers}")
+    print(f"keep_connection = {args.keep}; TDRR's weight {args.tdrr_weight or 'as shipped'}; buffers {args.buffers}")
     for r in exp.references(p):
         ours = found.get(r.key)
         print(f"  {r.key:36s} ours {ours if ours is None else round(ours, 3)!s:>7}  report {r.paper:g}")
