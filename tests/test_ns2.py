@@ -196,6 +196,9 @@ def test_an_on_off_source_sends_as_ns2_s_does(keep, tmp_path):
     ours = aqmlab.run(s).flows.row(0, named=True)
     assert ours["transfers_completed"] == 7
     assert (theirs["packets_sent"], theirs["throughput_bps"]) == (ours["packets_sent"], ours["throughput_bps"])
+    # Nothing is lost: the timer that fires once a transfer is acknowledged is neither a
+    # timeout nor a fast retransmit (ns-2's ncwndcuts_ counts it; ncwndcuts1_ does not).
+    assert theirs["timeouts"] == theirs["fast_retransmits"] == ours["timeouts"] == ours["fast_retransmits"] == 0
 
 
 def test_an_on_off_source_idles_as_ns2_can():

@@ -259,11 +259,13 @@ proc tcpflow {i profile src dst} {
     $tcp($i) proc done {} "global ns out; puts \$out \"done $i \[\$ns now\]\""
 }
 # Flow i's counters: ack_ (packets acknowledged, less one), ndatapack_, nrexmitpack_,
-# nrexmit_, ncwndcuts_, with those of the transfers its agent was reset after.
+# nrexmit_, ncwndcuts1_, with those of the transfers its agent was reset after.
+# ncwndcuts1_ leaves out the cuts with nothing in flight (a timer that fires after the
+# last ACK, an idle restart), which ncwndcuts_ counts.
 proc counters {i} {
     global tcp before
     set sum {}
-    foreach was $before($i) name {ack_ ndatapack_ nrexmitpack_ nrexmit_ ncwndcuts_} {
+    foreach was $before($i) name {ack_ ndatapack_ nrexmitpack_ nrexmit_ ncwndcuts1_} {
         lappend sum [expr {$was + [$tcp($i) set $name]}]
     }
     return $sum
