@@ -255,3 +255,33 @@ def test_a_filter_that_matches_nothing_is_refused():
     two["trace"] = {"pcap": {"links": ["access_s1"], "flows": [1, 0]}}
     with pytest.raises(UserError, match=r"trace.pcap.flows\[1\]: no packet of flow 0 crosses"):
         aqmlab.run(two)
+
+
+
+def test_a_trace_of_one_link_is_sized_by_that_link():
+    """The memory estimate of a packet trace counts the packets of the traced links,
+    at most what each can send at its rate in the smallest packets, not those of every
+    link. 100 flows each held to 10 Mb/s by its own access link cross a 100 Mb/s
+    bottleneck: tracing the bottleneck alone is bounded by its rate, and the run's
+    trace stays within that bound."""
+    from aqmlab import limits
+
+    def scenario(trace: dict) -> dict:
+        return {
+            "duration": "5s",
+            "topology": {"kind": "dumbbell", "senders": 100,
+                         "bottleneck": {"rate": "100Mbps", "delay": "10ms", "qdisc": {"kind": "droptail", "limit": "100pkt"}},
+                         "access": {"rate": "10Mbps", "delay": "1ms"}},
+            "flows": [{"kind": "tcp", "count": 100}],
+            "trace": trace,
+        }
+
+    def trace_bytes(trace: dict) -> float:
+        return limits.estimate(aqmlab.Scenario.coerce(scenario(trace)).resolve()).memory_parts["packet trace"]
+
+    one = trace_bytes({"packets": {"links": ["bottleneck"]}})
+    # four events (every kind) a packet, at 100 Mb/s in 40-byte ACKs for 5 s
+    assert one == pytest.approx(limits.TRACE_EVENT_BYTES * 4 * 100e6 * 5 / (8 * 40))
+    assert trace_bytes({"packets": {}}) > 2 * one
+    res = aqmlab.run(scenario({"packets": {"links": ["bottleneck"]}}))
+    assert 0 < len(res.trace) * limits.TRACE_EVENT_BYTES <= one

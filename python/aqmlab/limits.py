@@ -522,12 +522,30 @@ def _memory(resolved: dict[str, Any], memory: _Parts, arrived: float, samples: i
     memory.add("packets in flight", PACKET_BYTES * in_flight, "duration")
     trace = resolved.get("trace") or {}
     if trace.get("packets"):
-        memory.add("packet trace", TRACE_EVENT_BYTES * len(trace["packets"]["events"]) * on_links, "trace.packets")
+        traced = _on_traced_links(resolved, trace["packets"]["links"], on_links)
+        memory.add("packet trace", TRACE_EVENT_BYTES * len(trace["packets"]["events"]) * traced, "trace.packets")
     if trace.get("pcap"):
-        memory.add("pcap capture", PCAP_PACKET_BYTES * on_links, "trace.pcap")
+        memory.add("pcap capture", PCAP_PACKET_BYTES * _on_traced_links(resolved, trace["pcap"]["links"], on_links),
+                   "trace.pcap")
     if trace.get("flow_series_ns"):
         windows = resolved["duration_ns"] / trace["flow_series_ns"] + 1
         memory.add("flow series", SAMPLE_BYTES * windows * flows, "trace.flow_series")
+
+
+def _smallest_packet(resolved: dict[str, Any]) -> float:
+    """The smallest packet a link is taken to carry (bytes): an ACK, or 40."""
+    return float(min([40.0] + [float(p["ack_size"]) for p in resolved["tcp_profiles"]]))
+
+
+def _on_traced_links(resolved: dict[str, Any], traced: list[int] | None, on_links: float) -> float:
+    """The packets a trace of links ``traced`` (None: every link) sees, at most: those
+    on all links, and no more than each traced link can send at its rate."""
+    np = _np()
+    links = resolved["links"]
+    chosen = np.arange(len(links["rate_bps"])) if traced is None else np.asarray(traced, dtype=np.int64)
+    smallest = _smallest_packet(resolved)
+    rates = np.asarray(links["rate_bps"], dtype=np.float64)[chosen]
+    return min(on_links, float(rates.sum()) * resolved["duration_ns"] / 1e9 / (8 * smallest))
 
 
 def _in_flight(resolved: dict[str, Any], tcp: _PerBottleneck, slowest: Any, udp_in_pipes: float, seconds: float) -> float:
@@ -537,7 +555,7 @@ def _in_flight(resolved: dict[str, Any], tcp: _PerBottleneck, slowest: Any, udp_
     its pipes."""
     np = _np()
     links = resolved["links"]
-    smallest = float(min([40.0] + [float(p["ack_size"]) for p in resolved["tcp_profiles"]]))
+    smallest = _smallest_packet(resolved)
     qdisc = np.asarray(links["qdisc"], dtype=np.int64)
     queued = sum(
         min(_queue_packets(links["qdiscs"][int(qdisc[b])], smallest), w) for b, w in zip(tcp.links.tolist(), tcp.windows.tolist())
