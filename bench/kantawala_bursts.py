@@ -11,8 +11,13 @@ the report's values. docs/experiments/kantawala.md, "kantawala.e3_short", reads 
 
     python bench/kantawala_bursts.py --keep --buffers 200,1000,5000 -j 2
     python bench/kantawala_bursts.py --topologies mh --policies tdrr --tdrr-weight 0.0009765625
+    python bench/kantawala_bursts.py --topologies mh --hop-drift 0.0006
 
 ``--tdrr-weight`` gives TDRR another EWMA weight (a longer memory: digest A-TD1).
+``--hop-drift f`` runs the three hops at rates 1, 1 - f and 1 - 2f of the paper's: with
+equal rates and equal packets, an end-to-end packet reaches the next hop in lock-step
+with that hop's departures, and the order of that tie decides whether it finds a place
+in a full FIFO (docs/experiments/kantawala.md, "kantawala.e3_short").
 """
 
 import argparse
@@ -33,6 +38,14 @@ def with_kept_connection(s: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
+def with_hop_drift(s: dict[str, Any], drift: float) -> dict[str, Any]:
+    t = s["topology"]
+    if t["kind"] == "parking_lot":
+        bps = float(t["hop"]["rate"].removesuffix("bps"))
+        t["hop"] = [t["hop"] | {"rate": f"{bps * (1 - k * drift):.0f}bps"} for k in range(t["hops"])]
+    return s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", action="store_true", help="keep the connection from burst to burst")
@@ -40,6 +53,7 @@ def main() -> None:
     ap.add_argument("--topologies", default="sb,mrtt,mh")
     ap.add_argument("--policies", default=",".join(chapter3.ShortParams(chapter3.PAPER, ()).policies))
     ap.add_argument("--tdrr-weight", type=float, help="TDRR's EWMA weight (the experiments' 1/32)")
+    ap.add_argument("--hop-drift", type=float, help="the hops' rates 1, 1 - f, 1 - 2f of the paper's")
     ap.add_argument("--store", default="results/store")
     ap.add_argument("-j", "--workers", type=int, default=1)
     args = ap.parse_args()
@@ -51,13 +65,18 @@ def main() -> None:
         weight = args.tdrr_weight
         common.qdisc = lambda policy, b, **kw: shipped_qdisc(
             policy, b, **kw, **({"weight": weight} if policy == "tdrr" else {}))
-    if args.keep:
-        build = exp.scenarios_of
-        exp.scenarios_of = lambda *a: [with_kept_connection(s) for s in build(*a)]  # type: ignore[method-assign]
+    build, drift = exp.scenarios_of, args.hop_drift
+
+    def changed(s: dict[str, Any]) -> dict[str, Any]:
+        s = with_kept_connection(s) if args.keep else s
+        return with_hop_drift(s, drift) if drift else s
+
+    exp.scenarios_of = lambda *a: [changed(s) for s in build(*a)]  # type: ignore[method-assign]
     with Runner(None, args.workers, args.store, progress=True) as runner:
         table = exp.measure(runner, p)
     found = exp.findings(table, p)
-    print(f"keep_connection = {args.keep}; TDRR's weight {args.tdrr_weight or 'as shipped'}; buffers {args.buffers}")
+    print(f"keep_connection = {args.keep}; TDRR's weight {args.tdrr_weight or 'as shipped'}; "
+          f"hop drift {args.hop_drift or 0}; buffers {args.buffers}")
     for r in exp.references(p):
         ours = found.get(r.key)
         print(f"  {r.key:36s} ours {ours if ours is None else round(ours, 3)!s:>7}  report {r.paper:g}")
