@@ -12,8 +12,11 @@ the report's values. docs/experiments/kantawala.md, "kantawala.e3_short", reads 
     python bench/kantawala_bursts.py --keep --buffers 200,1000,5000 -j 2
     python bench/kantawala_bursts.py --topologies mh --policies tdrr --tdrr-weight 0.0009765625
     python bench/kantawala_bursts.py --topologies mh --hop-drift 0.0006
+    python bench/kantawala_bursts.py --topologies mrtt --policies blue --buffers 5000 --blue-threshold 1000
 
 ``--tdrr-weight`` gives TDRR another EWMA weight (a longer memory: digest A-TD1).
+``--blue-threshold L`` raises Blue's probability also when the queue is longer than L
+packets (the Blue paper's optional trigger; the experiments raise it on loss alone).
 ``--hop-drift f`` runs the three hops at rates 1, 1 - f and 1 - 2f of the paper's: with
 equal rates and equal packets, an end-to-end packet reaches the next hop in lock-step
 with that hop's departures, and the order of that tie decides whether it finds a place
@@ -53,6 +56,7 @@ def main() -> None:
     ap.add_argument("--topologies", default="sb,mrtt,mh")
     ap.add_argument("--policies", default=",".join(chapter3.ShortParams(chapter3.PAPER, ()).policies))
     ap.add_argument("--tdrr-weight", type=float, help="TDRR's EWMA weight (the experiments' 1/32)")
+    ap.add_argument("--blue-threshold", type=int, help="Blue's queue-length trigger L, packets (the experiments: loss alone)")
     ap.add_argument("--hop-drift", type=float, help="the hops' rates 1, 1 - f, 1 - 2f of the paper's")
     ap.add_argument("--store", default="results/store")
     ap.add_argument("-j", "--workers", type=int, default=1)
@@ -60,11 +64,10 @@ def main() -> None:
     exp = chapter3.ShortBursts()
     p = chapter3.ShortParams(chapter3.PAPER, tuple(int(b) for b in args.buffers.split(",")),
                              policies=tuple(args.policies.split(",")), topologies=tuple(args.topologies.split(",")))
-    if args.tdrr_weight is not None:
-        # The experiments build every bottleneck through common.qdisc.
-        weight = args.tdrr_weight
-        common.qdisc = lambda policy, b, **kw: shipped_qdisc(
-            policy, b, **kw, **({"weight": weight} if policy == "tdrr" else {}))
+    extra = {"tdrr": {"weight": args.tdrr_weight}, "blue": {"threshold": args.blue_threshold}}
+    extra = {policy: {k: v for k, v in kw.items() if v is not None} for policy, kw in extra.items()}
+    # The experiments build every bottleneck through common.qdisc.
+    common.qdisc = lambda policy, b, **kw: shipped_qdisc(policy, b, **kw, **extra.get(policy, {}))
     build, drift = exp.scenarios_of, args.hop_drift
 
     def changed(s: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +79,7 @@ def main() -> None:
         table = exp.measure(runner, p)
     found = exp.findings(table, p)
     print(f"keep_connection = {args.keep}; TDRR's weight {args.tdrr_weight or 'as shipped'}; "
-          f"hop drift {args.hop_drift or 0}; buffers {args.buffers}")
+          f"Blue's L {args.blue_threshold or 'none'}; hop drift {args.hop_drift or 0}; buffers {args.buffers}")
     for r in exp.references(p):
         ours = found.get(r.key)
         print(f"  {r.key:36s} ours {ours if ours is None else round(ours, 3)!s:>7}  report {r.paper:g}")
