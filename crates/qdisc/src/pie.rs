@@ -31,13 +31,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::blocks::Stamped;
+use crate::blocks::{CountedFifo, Stamped};
 use crate::params::{
     link_rate, nonzero, not_negative, params, positive_limit, probability, SpecError, MS,
 };
 use crate::rng::Rng;
 use crate::spec::QdiscParams;
-use crate::{Backlog, DropReason, Ecn, FlowQueues, Limit, Packet, QueueDiscipline, Time, Verdicts};
+use crate::{Backlog, DropReason, Ecn, Limit, Packet, QueueDiscipline, Time, Verdicts};
 
 /// How PIE estimates the queueing delay (RFC 8033 section 4.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ impl QdiscParams for PieParams {
 }
 
 pub struct Pie<P> {
-    queue: FlowQueues<Stamped<P>>,
+    queue: CountedFifo<Stamped<P>>,
     params: PieParams,
     drop_prob: f64,
     accu_prob: f64,
@@ -138,7 +138,7 @@ impl<P: Packet> Pie<P> {
             .link_rate_bps
             .map_or(0.0, |bps| params.dq_threshold as f64 * 8.0e9 / bps as f64);
         Self {
-            queue: FlowQueues::new(1),
+            queue: CountedFifo::default(),
             drop_prob: 0.0,
             accu_prob: 0.0,
             qdelay_old: 0.0,
@@ -166,7 +166,7 @@ impl<P: Packet> Pie<P> {
     pub fn current_qdelay(&self) -> f64 {
         match self.params.estimator {
             PieEstimator::DequeueRate => {
-                self.queue.total().bytes as f64 * self.avg_dq_time / self.params.dq_threshold as f64
+                self.queue.bytes() as f64 * self.avg_dq_time / self.params.dq_threshold as f64
             }
             PieEstimator::Timestamp => self.sample_qdelay,
         }
@@ -224,7 +224,7 @@ impl<P: Packet> Pie<P> {
     fn drop_early(&mut self) -> bool {
         let p = &self.params;
         if (self.qdelay_old < p.target as f64 / 2.0 && self.drop_prob < 0.2)
-            || self.queue.total().bytes <= 2 * p.mean_packet_size as u64
+            || self.queue.bytes() <= 2 * p.mean_packet_size as u64
         {
             return false;
         }
@@ -253,7 +253,11 @@ impl<P: Packet> QueueDiscipline<P> for Pie<P> {
 
     fn enqueue(&mut self, mut packet: P, now: Time, verdicts: &mut Verdicts<P>) {
         self.catch_up(now);
-        if !self.params.limit.admits(self.queue.total(), packet.size()) {
+        if !self
+            .params
+            .limit
+            .admits(self.queue.backlog(), packet.size())
+        {
             self.accu_prob = 0.0;
             verdicts.refuse(packet, DropReason::Overflow);
             return;
@@ -272,13 +276,13 @@ impl<P: Packet> QueueDiscipline<P> for Pie<P> {
                 return;
             }
         }
-        self.queue.push_back(0, Stamped::new(packet, now));
+        self.queue.push_back(Stamped::new(packet, now));
     }
 
     fn dequeue(&mut self, now: Time, _verdicts: &mut Verdicts<P>) -> Option<P> {
         self.catch_up(now);
-        let s = self.queue.pop_front(0)?;
-        let left = self.queue.total().bytes;
+        let s = self.queue.pop_front()?;
+        let left = self.queue.bytes();
         match self.params.estimator {
             PieEstimator::DequeueRate => {
                 if self.in_measurement {
@@ -309,7 +313,7 @@ impl<P: Packet> QueueDiscipline<P> for Pie<P> {
     }
 
     fn backlog(&self) -> Backlog {
-        self.queue.total()
+        self.queue.backlog()
     }
 }
 
@@ -397,7 +401,7 @@ mod tests {
         q.qdelay_old = 30.0 * MS as f64;
         for i in 0..10 {
             q.queue
-                .push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
+                .push_back(Stamped::new(TestPacket::new(1, i, 1000), 0));
         }
         // drop_prob 0.1: accu 0.1 ... 0.8 never drops (8 packets), and the
         // accumulated probability forces a drop by 8.5 at the latest.
@@ -412,12 +416,12 @@ mod tests {
         q.qdelay_old = 7.0 * MS as f64;
         assert!(!q.drop_early());
         q.qdelay_old = 30.0 * MS as f64;
-        while q.queue.total().packets > 4 {
-            q.queue.pop_front(0);
+        while q.queue.len() > 4 {
+            q.queue.pop_front();
         }
         assert!(q.drop_early());
         q.accu_prob = 8.45;
-        q.queue.pop_front(0);
+        q.queue.pop_front();
         assert!(!q.drop_early(), "4000 B > 2 x 1500 B but 3000 B is not");
     }
 
@@ -432,7 +436,7 @@ mod tests {
         q.qdelay_old = 30.0 * MS as f64;
         for i in 0..10 {
             q.queue
-                .push_back(0, Stamped::new(TestPacket::new(1, i, 1000), 0));
+                .push_back(Stamped::new(TestPacket::new(1, i, 1000), 0));
         }
         let mut p = TestPacket::new(2, 0, 1000);
         p.ecn = Ecn::Ect;

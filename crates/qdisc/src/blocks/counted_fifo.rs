@@ -1,5 +1,5 @@
 //! One FIFO with its byte count: the buffer of the single-queue disciplines
-//! (DropTail, RED and Linux's RED, Blue, CBT, FRED, SFED), whose limits and
+//! (DropTail, RED and Linux's RED, Blue, CBT, FRED, SFED, PIE), whose limits and
 //! averages read packets or bytes. CHOKe keeps Linux's ring with holes.
 
 use std::collections::VecDeque;
