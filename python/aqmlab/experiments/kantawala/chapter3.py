@@ -472,8 +472,10 @@ class ShortBursts(BufferSweep):
     )
     differences = (
         "Each burst is a fresh connection (slow start from one packet, A-T6); its completion time runs from its "
-        "first packet to the ACK of its last. Quick fidelity: a twentieth of the sources on a twentieth of "
-        "the rate, buffers scaled alike, 100 s."
+        "first packet to the ACK of its last. On three hops of one rate, an end-to-end packet reaches the "
+        "next hop at the instant of a departure there, which a full FIFO takes first: Tail Drop's end-to-end "
+        "bursts do better than with hops a little apart in rate (docs/experiments/kantawala.md). Quick "
+        "fidelity: a twentieth of the sources on a twentieth of the rate, buffers scaled alike, 100 s."
     )
     topology = "sb"
     kind = "short"
