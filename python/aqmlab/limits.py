@@ -533,8 +533,9 @@ def _memory(resolved: dict[str, Any], memory: _Parts, arrived: float, samples: i
 
 
 def _smallest_packet(resolved: dict[str, Any]) -> float:
-    """The smallest packet a link is taken to carry (bytes): an ACK, or 40."""
-    return float(min([40.0] + [float(p["ack_size"]) for p in resolved["tcp_profiles"]]))
+    """The smallest packet a link is taken to carry (bytes): an ACK, a UDP packet, or 40."""
+    udp = [float(g["packet_size"]) for g in resolved["flows"]["groups"] if g["kind"] == "udp"]
+    return float(min([40.0] + [float(p["ack_size"]) for p in resolved["tcp_profiles"]] + udp))
 
 
 def _on_traced_links(resolved: dict[str, Any], traced: list[int] | None, on_links: float) -> float:
