@@ -253,11 +253,7 @@ impl<P: Packet> QueueDiscipline<P> for Pie<P> {
 
     fn enqueue(&mut self, mut packet: P, now: Time, verdicts: &mut Verdicts<P>) {
         self.catch_up(now);
-        if !self
-            .params
-            .limit
-            .admits(self.queue.backlog(), packet.size())
-        {
+        if !self.params.limit.admits(self.backlog(), packet.size()) {
             self.accu_prob = 0.0;
             verdicts.refuse(packet, DropReason::Overflow);
             return;
